@@ -1,0 +1,5 @@
+#include "tests/support/catch_runner.h"
+
+int main(int argc, char** argv) {
+  return Catch::Session().run(argc, argv);
+}
