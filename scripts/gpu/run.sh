@@ -1,0 +1,83 @@
+#!/usr/bin/env bash
+# One command for the GPU machine: runs every `gpu` test and the named benchmarks, writing logs and
+# JSON under OUT_DIR, and prints a short table last.
+#
+#   On the build machine (Debian 12, nvcc 13.0, no GPU):   scripts/gpu/run.sh --build
+#   On the GPU machine (device tool; carry build/gpu/bin and build/gpu/lib):
+#                                                          scripts/gpu/run.sh --run "$OUT" [BENCH...]
+#   Both at once, where the build dependencies and a GPU are on one machine:
+#                                                          scripts/gpu/run.sh --build --run OUT [BENCH...]
+#
+# Why build elsewhere: the GPU machine has CUDA 13.0 but no gRPC, a different spdlog and a Catch2 v3
+# without its library, and no package registry. The build machine compiles the CUDA targets
+# (same nvcc 13.0, sm_90a, static cudart) and bundles the non-system shared libraries into
+# build/gpu/lib (scripts/gpu/bundle-libs.sh); here LD_LIBRARY_PATH points at them.
+#
+# A BENCH name N runs bench/N.sh OUT_DIR when that script exists (C++ binary plus its torch peer),
+# else build/gpu/bin/bench_N --out OUT_DIR/N.json.
+set -uo pipefail
+root="$(cd "$(dirname "$0")/../.." && pwd)"
+build="$root/build/gpu"
+do_build=0
+out=""
+benches=()
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --build) do_build=1 ;;
+    --run) out=$2; shift ;;
+    *) benches+=("$1") ;;
+  esac
+  shift
+done
+
+if [ $do_build -eq 1 ]; then
+  (cd "$root" && cmake --preset gpu >/dev/null && cmake --build --preset gpu) || exit 1
+  "$root/scripts/gpu/bundle-libs.sh" "$build" || exit 1
+  echo "carry: build/gpu/bin build/gpu/lib ($(du -sch "$build/bin" "$build/lib" | tail -1 | cut -f1))"
+fi
+[ -z "$out" ] && exit 0
+
+mkdir -p "$out"
+export LD_LIBRARY_PATH="$build/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+# Every kernel is loaded at start: lazy loading under a spinning kernel deadlocks (gpu-machine.md).
+export CUDA_MODULE_LOADING=EAGER
+export NCCL_NVLS_ENABLE=0
+nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.sm,clocks.mem --format=csv \
+  >"$out/machine.txt" 2>&1
+git -C "$root" rev-parse HEAD >>"$out/machine.txt" 2>/dev/null
+
+summary=()
+failed=0
+for test in "$build"/bin/gpu_*; do
+  [ -x "$test" ] || continue
+  name=$(basename "$test")
+  start=$(date +%s%N)
+  timeout 300 "$test" --durations yes >"$out/$name.log" 2>&1
+  rc=$?
+  ms=$((($(date +%s%N) - start) / 1000000))
+  # On the GPU machine a skip (77: no device) is a failure: the test did not run.
+  verdict=PASS
+  [ $rc -ne 0 ] && verdict="FAIL(rc=$rc)" && failed=1
+  summary+=("$(printf '%-28s %-12s %6d ms' "$name" "$verdict" "$ms")")
+  grep -hE "rel_l2_error|mismatch|green ctx|refused|cuda:" "$out/$name.log" | head -20
+done
+"$build/bin/gcmoe" smoke >"$out/smoke.log" 2>&1
+rc=$?
+[ $rc -ne 0 ] && failed=1
+summary+=("$(printf '%-28s %-12s' "gcmoe smoke" "$([ $rc -eq 0 ] && echo PASS || echo "FAIL(rc=$rc)")")")
+
+for bench in "${benches[@]}"; do
+  if [ -x "$root/bench/$bench.sh" ]; then
+    "$root/bench/$bench.sh" "$out" >"$out/$bench.log" 2>&1
+  else
+    "$build/bin/bench_$bench" --out "$out/$bench.json" >"$out/$bench.log" 2>&1
+  fi
+  rc=$?
+  [ $rc -ne 0 ] && failed=1
+  summary+=("$(printf '%-28s %-12s' "bench $bench" "$([ $rc -eq 0 ] && echo DONE || echo "FAIL(rc=$rc)")")")
+  tail -n 30 "$out/$bench.log"
+done
+
+echo "---- gcmoe GPU run: $(head -2 "$out/machine.txt" | tail -1)"
+printf '%s\n' "${summary[@]}" | tee "$out/summary.txt"
+exit $failed
