@@ -23,7 +23,8 @@ endif()
 if(GCMOE_HAVE_CUDA)
   # Hopper only for now: wgmma and setmaxnreg need the arch-specific sm_90a target.
   set(CMAKE_CUDA_ARCHITECTURES OFF)
-  set(CMAKE_CUDA_FLAGS "${CMAKE_CUDA_FLAGS} -gencode=arch=compute_90a,code=sm_90a")
+  set(CMAKE_CUDA_FLAGS
+      "${CMAKE_CUDA_FLAGS} -gencode=arch=compute_90a,code=sm_90a -Xcompiler=-fmacro-prefix-map=${CMAKE_SOURCE_DIR}/=")
   # Static cudart: the binaries run on the GPU machine with only the driver's libcuda there.
   set(CMAKE_CUDA_RUNTIME_LIBRARY Static)
   enable_language(CUDA)

@@ -17,7 +17,8 @@
 # else build/gpu/bin/bench_N --out OUT_DIR/N.json.
 set -uo pipefail
 root="$(cd "$(dirname "$0")/../.." && pwd)"
-build="$root/build/gpu"
+# GCMOE_GPU_BUILD: another build folder laid out like build/gpu (bin/, lib/).
+build="${GCMOE_GPU_BUILD:-$root/build/gpu}"
 do_build=0
 out=""
 benches=()

@@ -14,5 +14,10 @@ using CommandRunner = std::function<Status()>;
 
 CommandRunner add_devices_command(CLI::App& app);
 CommandRunner add_smoke_command(CLI::App& app);
+CommandRunner add_inspect_command(CLI::App& app);
+CommandRunner add_make_tiny_command(CLI::App& app);
+#if GCMOE_HAVE_GRPC
+CommandRunner add_serve_command(CLI::App& app);
+#endif
 
 }  // namespace gcmoe::cli

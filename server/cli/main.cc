@@ -25,6 +25,11 @@ int main(int argc, char** argv) {
   };
   add(&gcmoe::cli::add_devices_command);
   add(&gcmoe::cli::add_smoke_command);
+  add(&gcmoe::cli::add_inspect_command);
+  add(&gcmoe::cli::add_make_tiny_command);
+#if GCMOE_HAVE_GRPC
+  add(&gcmoe::cli::add_serve_command);
+#endif
 
   CLI11_PARSE(app, argc, argv);
 

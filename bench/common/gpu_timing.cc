@@ -1,0 +1,143 @@
+#include "bench/common/gpu_timing.h"
+
+#include <algorithm>
+#include <cstddef>
+#include <cstring>
+
+#include "bench/common/device_fill.h"
+#include "bench/common/floor_kernels.h"
+#include "engine/backends/cuda/device_buffer.h"
+#include "engine/common/cuda_check.h"
+
+namespace gcmoe::bench {
+namespace {
+
+// RAII for the graph, its executable and a pair of events.
+struct GraphRun {
+  cudaGraph_t graph = nullptr;
+  cudaGraphExec_t exec = nullptr;
+  cudaEvent_t start = nullptr;
+  cudaEvent_t stop = nullptr;
+  GraphRun() = default;
+  GraphRun(GraphRun const&) = delete;
+  GraphRun& operator=(GraphRun const&) = delete;
+  ~GraphRun() {
+    if (exec != nullptr) {
+      cudaGraphExecDestroy(exec);
+    }
+    if (graph != nullptr) {
+      cudaGraphDestroy(graph);
+    }
+    if (start != nullptr) {
+      cudaEventDestroy(start);
+    }
+    if (stop != nullptr) {
+      cudaEventDestroy(stop);
+    }
+  }
+};
+
+}  // namespace
+
+double median(std::vector<double> values) {
+  std::sort(values.begin(), values.end());
+  return values.empty() ? 0.0 : values[values.size() / 2];
+}
+
+StatusOr<double> time_graph(cudaStream_t stream, int per_graph, int reps,
+                            std::function<Status()> const& body) {
+  GraphRun run;
+  GCMOE_CHECK_CUDA(cudaStreamBeginCapture(stream, cudaStreamCaptureModeThreadLocal));
+  Status captured;
+  for (int i = 0; i < per_graph && captured.ok(); ++i) {
+    captured = body();
+  }
+  GCMOE_CHECK_CUDA(cudaStreamEndCapture(stream, &run.graph));
+  GCMOE_RETURN_IF_ERROR(captured);
+  GCMOE_CHECK_CUDA(cudaGraphInstantiate(&run.exec, run.graph, 0));
+  for (int i = 0; i < 3; ++i) {
+    GCMOE_CHECK_CUDA(cudaGraphLaunch(run.exec, stream));
+  }
+  GCMOE_CHECK_CUDA(cudaStreamSynchronize(stream));
+  GCMOE_CHECK_CUDA(cudaEventCreate(&run.start));
+  GCMOE_CHECK_CUDA(cudaEventCreate(&run.stop));
+  std::vector<double> us;
+  for (int r = 0; r < reps; ++r) {
+    GCMOE_CHECK_CUDA(cudaEventRecord(run.start, stream));
+    GCMOE_CHECK_CUDA(cudaGraphLaunch(run.exec, stream));
+    GCMOE_CHECK_CUDA(cudaEventRecord(run.stop, stream));
+    GCMOE_CHECK_CUDA(cudaEventSynchronize(run.stop));
+    float ms = 0.0f;
+    GCMOE_CHECK_CUDA(cudaEventElapsedTime(&ms, run.start, run.stop));
+    us.push_back(static_cast<double>(ms) * 1000.0 / per_graph);
+  }
+  return median(us);
+}
+
+StatusOr<double> copy_bandwidth_gbps(cudaStream_t stream) {
+  std::size_t const bytes = std::size_t{512} << 20;
+  GCMOE_ASSIGN_OR_RETURN(auto src, cuda::DeviceBuffer<unsigned char>::allocate(bytes));
+  GCMOE_ASSIGN_OR_RETURN(auto dst, cuda::DeviceBuffer<unsigned char>::allocate(bytes));
+  GCMOE_RETURN_IF_ERROR(src.fill_bytes(0x5a));
+  GCMOE_RETURN_IF_ERROR(dst.fill_bytes(0x11));
+  GCMOE_ASSIGN_OR_RETURN(double const us, time_graph(stream, 1, 20, [&]() -> Status {
+                           GCMOE_CHECK_CUDA(cudaMemcpyAsync(dst.data(), src.data(), bytes,
+                                                            cudaMemcpyDeviceToDevice, stream));
+                           return Status();
+                         }));
+  return 2.0 * static_cast<double>(bytes) / (us * 1e-6) / 1e9;
+}
+
+double MemoryCeilings::best() const {
+  return std::max({memcpy_gbps, sm_copy_gbps, sm_read_gbps});
+}
+
+StatusOr<MemoryCeilings> measure_memory_ceilings(cudaStream_t stream) {
+  MemoryCeilings ceilings;
+  GCMOE_ASSIGN_OR_RETURN(ceilings.memcpy_gbps, copy_bandwidth_gbps(stream));
+  std::int64_t const bytes = std::int64_t{1} << 30;
+  GCMOE_ASSIGN_OR_RETURN(auto src, cuda::DeviceBuffer<std::uint8_t>::allocate(bytes));
+  GCMOE_ASSIGN_OR_RETURN(auto dst, cuda::DeviceBuffer<std::uint8_t>::allocate(bytes));
+  GCMOE_ASSIGN_OR_RETURN(auto partial, cuda::DeviceBuffer<uint4>::allocate(kStreamBlocks));
+  GCMOE_RETURN_IF_ERROR(fill_random_e4m3(src.data(), bytes, 77, stream));
+
+  GCMOE_ASSIGN_OR_RETURN(double const copy_us, time_graph(stream, 1, 20, [&]() -> Status {
+                           return launch_sm_copy(dst.data(), src.data(), bytes, stream);
+                         }));
+  GCMOE_ASSIGN_OR_RETURN(double const read_us, time_graph(stream, 1, 20, [&]() -> Status {
+                           return launch_sm_read(src.data(), bytes, partial.data(), kStreamBlocks,
+                                                 stream);
+                         }));
+  GCMOE_CHECK_CUDA(cudaStreamSynchronize(stream));
+
+  // CPU references: the copy is byte-identical, the xor of the partials equals the host xor.
+  std::vector<std::uint8_t> host_src(static_cast<std::size_t>(bytes));
+  std::vector<std::uint8_t> host_dst(static_cast<std::size_t>(bytes));
+  GCMOE_RETURN_IF_ERROR(src.copy_to_host(host_src));
+  GCMOE_RETURN_IF_ERROR(dst.copy_to_host(host_dst));
+  GCMOE_CHECK_INTERNAL(host_src == host_dst, "SM copy kernel output differs from its input");
+  std::vector<uint4> partials(kStreamBlocks);
+  GCMOE_RETURN_IF_ERROR(partial.copy_to_host(partials));
+  std::uint32_t device_xor[4] = {0, 0, 0, 0};
+  for (uint4 const& p : partials) {
+    device_xor[0] ^= p.x;
+    device_xor[1] ^= p.y;
+    device_xor[2] ^= p.z;
+    device_xor[3] ^= p.w;
+  }
+  std::uint32_t host_xor[4] = {0, 0, 0, 0};
+  for (std::size_t i = 0; i < host_src.size(); i += 16) {
+    for (int w = 0; w < 4; ++w) {
+      std::uint32_t word = 0;
+      std::memcpy(&word, host_src.data() + i + 4 * w, 4);
+      host_xor[w] ^= word;
+    }
+  }
+  GCMOE_CHECK_INTERNAL(std::memcmp(device_xor, host_xor, sizeof(host_xor)) == 0,
+                       "SM read kernel xor differs from the CPU reference");
+  ceilings.sm_copy_gbps = 2.0 * static_cast<double>(bytes) / (copy_us * 1e-6) / 1e9;
+  ceilings.sm_read_gbps = static_cast<double>(bytes) / (read_us * 1e-6) / 1e9;
+  return ceilings;
+}
+
+}  // namespace gcmoe::bench

@@ -1,0 +1,37 @@
+#pragma once
+// Timing helpers shared by the GPU benchmarks: CUDA-graph replay timed with events (warm-up,
+// median of many replays) and the device-to-device copy rate, the memory ceiling every
+// bandwidth-bound kernel is compared with in the same run.
+
+#include <cuda_runtime.h>
+
+#include <functional>
+#include <vector>
+
+#include "engine/common/status.h"
+
+namespace gcmoe::bench {
+
+// Median of `values` (the upper middle for an even count); 0 for none.
+double median(std::vector<double> values);
+
+// Captures `per_graph` calls of `body` into one CUDA graph, replays it 3 times to warm up, then
+// `reps` times between events; the median time of one call of `body`, in microseconds.
+StatusOr<double> time_graph(cudaStream_t stream, int per_graph, int reps,
+                            std::function<Status()> const& body);
+
+// Device-to-device copy rate in GB/s counting bytes read plus bytes written (2 × 512 MiB).
+StatusOr<double> copy_bandwidth_gbps(cudaStream_t stream);
+
+// The memory ceilings of one run, in GB/s: cudaMemcpy (copy engines), an SM copy kernel (read +
+// written bytes) and an SM read-only stream (the pattern of weight streaming), each over 1 GiB
+// and checked against its CPU reference before it is reported.
+struct MemoryCeilings {
+  double memcpy_gbps = 0.0;
+  double sm_copy_gbps = 0.0;
+  double sm_read_gbps = 0.0;
+  double best() const;
+};
+StatusOr<MemoryCeilings> measure_memory_ceilings(cudaStream_t stream);
+
+}  // namespace gcmoe::bench

@@ -1,0 +1,291 @@
+// bench_expert_ffn: the FP8 expert FFN (kernels/moe/fp8_expert_gemm.h, L1 gate/up + SwiGLU +
+// requantization, then L2 down) at GLM-5.2's shape (H 6144, I 2048, 256 experts, top-8), for T
+// tokens per rank routed over all experts on one GPU ("ep1") and over one rank's eighth of them
+// ("ep8_rank": T·8 tokens route globally, the rank keeps the pairs of its 32 experts). Time is the
+// median graph replay; bytes are the touched experts' packed weights and scales; the ceiling is the
+// best memory rate measured in the same run (cudaMemcpy, SM copy, SM read-only stream). The
+// kernel's configuration hint is each batch's true largest rows-per-expert (known here because
+// the routing is drawn on the host; the engine will take it from the previous step or a T bucket).
+// The torch peers are bench/moe/expert_ffn_torch.py.
+//
+// Usage: bench_expert_ffn [--out FILE] [--reps 30] [--commit SHA] [--tokens N]
+#include <cuda_runtime.h>
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <numeric>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "bench/common/device_fill.h"
+#include "bench/common/gpu_timing.h"
+#include "engine/backends/cuda/device_buffer.h"
+#include "engine/common/cuda_check.h"
+#include "kernels/moe/fp8_expert_gemm.h"
+#include "kernels/moe/fp8_expert_layout.h"
+
+namespace gcmoe::bench {
+namespace {
+
+using cuda::DeviceBuffer;
+using kernels::Fp8ExpertGemmArgs;
+
+constexpr std::int64_t kHidden = 6144;
+constexpr std::int64_t kInter = 2048;
+constexpr int kExperts = 256;
+constexpr int kTopK = 8;
+constexpr int kRanks = 8;
+// Independent routings replayed in turn, so one replay does not find the last one's experts in L2.
+constexpr int kRotations = 4;
+
+struct Options {
+  std::string out = "expert_ffn.json";
+  int reps = 30;
+  std::string commit = "unknown";
+  int only_tokens = 0;  // 0: the whole sweep; N: only T = N (profiling runs)
+};
+
+struct Weights {
+  int experts = 0;
+  DeviceBuffer<std::uint8_t> l1, l2;
+  DeviceBuffer<float> l1_scales, l2_scales;
+  std::int64_t l1_tiles = kInter / 8, l2_tiles = kHidden / kernels::kTileRows;
+  std::int64_t l1_chunks = kHidden / kernels::kChunkK, l2_chunks = kInter / kernels::kChunkK;
+  std::int64_t l1_stride() const { return l1_tiles * l1_chunks * kernels::kChunkBytes; }
+  std::int64_t l2_stride() const { return l2_tiles * l2_chunks * kernels::kChunkBytes; }
+  std::int64_t l1_scale_stride() const { return l1_tiles * l1_chunks * 2; }
+  std::int64_t l2_scale_stride() const { return l2_tiles * l2_chunks * 2; }
+  double bytes_per_expert() const {
+    return static_cast<double>(l1_stride() + l2_stride()) +
+           4.0 * static_cast<double>(l1_scale_stride() + l2_scale_stride());
+  }
+};
+
+StatusOr<Weights> make_weights(int experts, cudaStream_t stream) {
+  Weights w;
+  w.experts = experts;
+  GCMOE_ASSIGN_OR_RETURN(w.l1, DeviceBuffer<std::uint8_t>::allocate(experts * w.l1_stride()));
+  GCMOE_ASSIGN_OR_RETURN(w.l2, DeviceBuffer<std::uint8_t>::allocate(experts * w.l2_stride()));
+  GCMOE_ASSIGN_OR_RETURN(w.l1_scales, DeviceBuffer<float>::allocate(experts * w.l1_scale_stride()));
+  GCMOE_ASSIGN_OR_RETURN(w.l2_scales, DeviceBuffer<float>::allocate(experts * w.l2_scale_stride()));
+  GCMOE_RETURN_IF_ERROR(
+      fill_random_e4m3(w.l1.data(), static_cast<std::int64_t>(w.l1.size()), 1, stream));
+  GCMOE_RETURN_IF_ERROR(
+      fill_random_e4m3(w.l2.data(), static_cast<std::int64_t>(w.l2.size()), 2, stream));
+  // Scales of a std-0.02 weight block quantized to FP8: amax ≈ 0.1 → scale_inv ≈ 2e-4.
+  GCMOE_RETURN_IF_ERROR(fill_random_floats(
+      w.l1_scales.data(), static_cast<std::int64_t>(w.l1_scales.size()), 1e-4f, 3e-4f, 3, stream));
+  GCMOE_RETURN_IF_ERROR(fill_random_floats(
+      w.l2_scales.data(), static_cast<std::int64_t>(w.l2_scales.size()), 1e-4f, 3e-4f, 4, stream));
+  GCMOE_CHECK_CUDA(cudaStreamSynchronize(stream));
+  return w;
+}
+
+// One routed batch on the device, rows grouped by expert.
+struct Batch {
+  int rows = 0;
+  int active = 0;
+  int max_rows_per_expert = 0;
+  DeviceBuffer<std::uint8_t> x, h;
+  DeviceBuffer<float> x_scales, h_scales;
+  DeviceBuffer<std::uint16_t> y;
+  DeviceBuffer<int> offsets, active_experts, num_active;
+};
+
+// `global_tokens` tokens each pick top-8 distinct experts of 256; pairs on experts >= `local`
+// belong to other ranks and are dropped.
+StatusOr<Batch> make_batch(int global_tokens, int local, std::uint64_t seed, cudaStream_t stream) {
+  std::mt19937_64 rng(seed);
+  std::vector<int> count(local, 0);
+  std::vector<int> pool(kExperts);
+  for (int t = 0; t < global_tokens; ++t) {
+    std::iota(pool.begin(), pool.end(), 0);
+    for (int k = 0; k < kTopK; ++k) {
+      std::swap(pool[k], pool[k + rng() % (kExperts - k)]);
+      if (pool[k] < local) {
+        ++count[pool[k]];
+      }
+    }
+  }
+  Batch b;
+  std::vector<int> offsets = {0};
+  std::vector<int> active;
+  for (int e = 0; e < local; ++e) {
+    offsets.push_back(offsets.back() + count[e]);
+    if (count[e] > 0) {
+      active.push_back(e);
+    }
+  }
+  b.rows = offsets.back();
+  b.active = static_cast<int>(active.size());
+  b.max_rows_per_expert = *std::max_element(count.begin(), count.end());
+  std::size_t const rows = std::max(b.rows, 1);
+  GCMOE_ASSIGN_OR_RETURN(b.x, DeviceBuffer<std::uint8_t>::allocate(rows * kHidden));
+  GCMOE_ASSIGN_OR_RETURN(b.x_scales, DeviceBuffer<float>::allocate(rows * (kHidden / 128)));
+  GCMOE_ASSIGN_OR_RETURN(b.h, DeviceBuffer<std::uint8_t>::allocate(rows * kInter));
+  GCMOE_ASSIGN_OR_RETURN(b.h_scales, DeviceBuffer<float>::allocate(rows * (kInter / 128)));
+  GCMOE_ASSIGN_OR_RETURN(b.y, DeviceBuffer<std::uint16_t>::allocate(rows * kHidden));
+  GCMOE_ASSIGN_OR_RETURN(b.offsets, DeviceBuffer<int>::allocate(offsets.size()));
+  GCMOE_ASSIGN_OR_RETURN(b.active_experts,
+                         DeviceBuffer<int>::allocate(std::max<std::size_t>(active.size(), 1)));
+  GCMOE_ASSIGN_OR_RETURN(b.num_active, DeviceBuffer<int>::allocate(1));
+  GCMOE_RETURN_IF_ERROR(b.offsets.copy_from_host(offsets));
+  if (!active.empty()) {
+    GCMOE_RETURN_IF_ERROR(b.active_experts.copy_from_host(active));
+  }
+  std::vector<int> const n = {b.active};
+  GCMOE_RETURN_IF_ERROR(b.num_active.copy_from_host(n));
+  GCMOE_RETURN_IF_ERROR(
+      fill_random_e4m3(b.x.data(), static_cast<std::int64_t>(b.x.size()), seed, stream));
+  GCMOE_RETURN_IF_ERROR(fill_random_floats(b.x_scales.data(),
+                                           static_cast<std::int64_t>(b.x_scales.size()), 2e-3f,
+                                           6e-3f, seed + 1, stream));
+  return b;
+}
+
+Status launch_ffn(Weights const& w, Batch const& b, int rows_hint, cudaStream_t stream) {
+  Fp8ExpertGemmArgs a;
+  a.stage = kernels::ExpertGemmStage::kGateUp;
+  a.weights = w.l1.data();
+  a.weight_scales = w.l1_scales.data();
+  a.weight_stride = w.l1_stride();
+  a.scale_stride = w.l1_scale_stride();
+  a.tiles = static_cast<int>(w.l1_tiles);
+  a.chunks = static_cast<int>(w.l1_chunks);
+  a.x = b.x.data();
+  a.x_scales = b.x_scales.data();
+  a.expert_offsets = b.offsets.data();
+  a.active_experts = b.active_experts.data();
+  a.num_active = b.num_active.data();
+  a.max_active = b.active;
+  a.rows_per_expert_hint = rows_hint;
+  a.h = b.h.data();
+  a.h_scales = b.h_scales.data();
+  GCMOE_RETURN_IF_ERROR(kernels::launch_fp8_expert_gemm(a, stream));
+  Fp8ExpertGemmArgs d = a;
+  d.stage = kernels::ExpertGemmStage::kDown;
+  d.weights = w.l2.data();
+  d.weight_scales = w.l2_scales.data();
+  d.weight_stride = w.l2_stride();
+  d.scale_stride = w.l2_scale_stride();
+  d.tiles = static_cast<int>(w.l2_tiles);
+  d.chunks = static_cast<int>(w.l2_chunks);
+  d.x = b.h.data();
+  d.x_scales = b.h_scales.data();
+  d.y = b.y.data();
+  return kernels::launch_fp8_expert_gemm(d, stream);
+}
+
+Status run(Options const& options) {
+  cudaStream_t stream = nullptr;
+  GCMOE_CHECK_CUDA(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
+  GCMOE_RETURN_IF_ERROR(kernels::preload_fp8_expert_gemm());
+  GCMOE_ASSIGN_OR_RETURN(MemoryCeilings const ceilings, measure_memory_ceilings(stream));
+  double const copy_gbps = ceilings.best();
+  GCMOE_ASSIGN_OR_RETURN(Weights const weights, make_weights(kExperts, stream));
+  fmt::print(
+      "ceilings: cudaMemcpy {:.0f} GB/s, SM copy {:.0f} GB/s, SM read {:.0f} GB/s; "
+      "{:.2f} MB per expert (FP8 + scales)\n",
+      ceilings.memcpy_gbps, ceilings.sm_copy_gbps, ceilings.sm_read_gbps,
+      weights.bytes_per_expert() / 1e6);
+
+  nlohmann::json points = nlohmann::json::array();
+  fmt::print("{:<9} {:>4} {:>6} {:>7} {:>10} {:>9} {:>10} {:>8}\n", "scenario", "T", "rows",
+             "experts", "time_us", "GB/s", "floor_us", "of_copy");
+  for (char const* scenario : {"ep1", "ep8_rank"}) {
+    bool const ep1 = std::strcmp(scenario, "ep1") == 0;
+    for (int const tokens : {1, 2, 4, 8, 16, 32, 64, 128, 256}) {
+      if (options.only_tokens != 0 && tokens != options.only_tokens) {
+        continue;
+      }
+      int const global = ep1 ? tokens : tokens * kRanks;
+      int const local = ep1 ? kExperts : kExperts / kRanks;
+      std::vector<Batch> batches;
+      double active_sum = 0.0;
+      int rows_sum = 0;
+      for (int r = 0; r < kRotations; ++r) {
+        GCMOE_ASSIGN_OR_RETURN(Batch b, make_batch(global, local, 1000 * tokens + r, stream));
+        active_sum += b.active;
+        rows_sum += b.rows;
+        batches.push_back(std::move(b));
+      }
+      GCMOE_CHECK_CUDA(cudaStreamSynchronize(stream));
+      GCMOE_ASSIGN_OR_RETURN(
+          double const us_all, time_graph(stream, 1, options.reps, [&]() -> Status {
+            for (Batch const& b : batches) {
+              GCMOE_RETURN_IF_ERROR(launch_ffn(weights, b, b.max_rows_per_expert, stream));
+            }
+            return Status();
+          }));
+      double const us = us_all / kRotations;
+      double const experts = active_sum / kRotations;
+      double const bytes = experts * weights.bytes_per_expert();
+      double const gbps = bytes / (us * 1e-6) / 1e9;
+      double const floor_us = bytes / (copy_gbps * 1e9) * 1e6;
+      fmt::print("{:<9} {:>4} {:>6.1f} {:>7.1f} {:>10.1f} {:>9.0f} {:>10.1f} {:>7.0f}%\n", scenario,
+                 tokens, rows_sum / static_cast<double>(kRotations), experts, us, gbps, floor_us,
+                 100.0 * gbps / copy_gbps);
+      points.push_back({{"scenario", scenario},
+                        {"tokens_per_rank", tokens},
+                        {"rows", rows_sum / static_cast<double>(kRotations)},
+                        {"active_experts", experts},
+                        {"time_us", us},
+                        {"weight_bytes", bytes},
+                        {"weight_gbps", gbps},
+                        {"floor_us", floor_us},
+                        {"fraction_of_copy", gbps / copy_gbps}});
+    }
+  }
+  cudaDeviceProp prop{};
+  GCMOE_CHECK_CUDA(cudaGetDeviceProperties(&prop, 0));
+  nlohmann::json const doc = {
+      {"benchmark", "expert_ffn"},
+      {"kernel", "fp8_expert_gemm v1.1 (mma.sync m16n8k32 e4m3, swap-AB, decode config)"},
+      {"model_shape",
+       {{"hidden", kHidden}, {"intermediate", kInter}, {"experts", kExperts}, {"top_k", kTopK}}},
+      {"device", prop.name},
+      {"commit", options.commit},
+      {"copy_gbps", copy_gbps},
+      {"ceilings_gbps",
+       {{"memcpy", ceilings.memcpy_gbps},
+        {"sm_copy", ceilings.sm_copy_gbps},
+        {"sm_read", ceilings.sm_read_gbps}}},
+      {"rotations", kRotations},
+      {"points", points}};
+  std::ofstream(options.out) << doc.dump(2) << "\n";
+  GCMOE_CHECK_CUDA(cudaStreamDestroy(stream));
+  return Status();
+}
+
+}  // namespace
+}  // namespace gcmoe::bench
+
+int main(int argc, char** argv) {
+  gcmoe::bench::Options options;
+  for (int i = 1; i + 1 < argc; i += 2) {
+    std::string const flag = argv[i];
+    if (flag == "--out") {
+      options.out = argv[i + 1];
+    } else if (flag == "--reps") {
+      options.reps = std::atoi(argv[i + 1]);
+    } else if (flag == "--commit") {
+      options.commit = argv[i + 1];
+    } else if (flag == "--tokens") {
+      options.only_tokens = std::atoi(argv[i + 1]);
+    } else {
+      std::fprintf(stderr, "unknown flag %s\n", flag.c_str());
+      return 2;
+    }
+  }
+  gcmoe::Status const status = gcmoe::bench::run(options);
+  if (!status.ok()) {
+    std::fprintf(stderr, "bench_expert_ffn: %s\n", status.to_string().c_str());
+    return 1;
+  }
+  return 0;
+}

@@ -1,0 +1,67 @@
+#pragma once
+// GC-MoE compute-partition kernel, version 1: the FP8×FP8 expert FFN for decode batches with
+// 128×128 f32 weight scales (GLM-5.2-FP8), swap-AB on `mma.sync` m16n8k32 e4m3 (weights on M,
+// tokens on N). One launch per projection:
+//   kGateUp: h = SwiGLU(x·Wgateᵀ, x·Wupᵀ) [× routing weight], requantized to FP8 per 128 outputs;
+//   kDown:   y = h·Wdownᵀ in bf16, one row per (token, expert) slot.
+// Weights come packed by kernels/moe/fp8_expert_layout.h. Activation rows are grouped by expert
+// (expert_offsets); a CTA owns the weight tiles of one active expert (L1: 16 tiles = 128 outputs,
+// one requantization group; L2: 8 tiles), each warp streaming its tile through a cp.async ring in
+// shared memory, once for up to 8 or 32 of the expert's rows (more rows: more passes). The x rows
+// (B operand) are read from global memory: they are small and stay in L1/L2.
+// CPU reference: kernels/moe/expert_ffn_ref.h.
+
+#include <cuda_runtime.h>
+
+#include <cstdint>
+
+#include "engine/common/status.h"
+
+namespace gcmoe::kernels {
+
+enum class ExpertGemmStage { kGateUp, kDown };
+
+// How h is requantized for L2: power-of-two scales (DeepSeek ue8m0) or amax/448 (GLM-5.2).
+enum class RequantScale { kPow2, kAmaxOver448 };
+
+// Tiles per expert must be a multiple of this (L1 CTAs own 16 tiles = 128 outputs).
+inline constexpr int kExpertGemmWarps = 16;
+inline constexpr int kExpertGemmMaxPassRows = 32;  // rows (slots) per weight pass, at most
+
+struct Fp8ExpertGemmArgs {
+  ExpertGemmStage stage = ExpertGemmStage::kGateUp;
+  // Packed weights of all experts, expert e at e * weight_stride bytes / e * scale_stride floats.
+  std::uint8_t const* weights = nullptr;
+  float const* weight_scales = nullptr;
+  std::int64_t weight_stride = 0;
+  std::int64_t scale_stride = 0;
+  int tiles = 0;   // per expert; a multiple of kExpertGemmWarps
+  int chunks = 0;  // K / 128
+  // Inputs: FP8 rows [rows, K] and their per-128 scales [rows, chunks], grouped by expert.
+  std::uint8_t const* x = nullptr;
+  float const* x_scales = nullptr;
+  int const* expert_offsets = nullptr;  // device [experts + 1]
+  int const* active_experts = nullptr;  // device [max_active]: experts with rows
+  int const* num_active = nullptr;      // device scalar
+  int max_active = 0;                   // grid bound (host)
+  // Expected most rows of one expert (decode: tokens per rank). ≤ 8 picks the decode
+  // configuration (one 8-row group, deeper weight pipeline); more rows than the hint stay
+  // correct, they take more passes over the weights.
+  int rows_per_expert_hint = kExpertGemmMaxPassRows;
+  // kGateUp outputs: h [rows, tiles * 8] FP8 and scales [rows, tiles / 16].
+  std::uint8_t* h = nullptr;
+  float* h_scales = nullptr;
+  RequantScale requant = RequantScale::kAmaxOver448;
+  float swiglu_limit = 0.0f;             // 0: no clamp (GLM-5.2); DeepSeek 10
+  float const* route_weights = nullptr;  // optional [rows]: h *= weight before requantization
+  // kDown output: y [rows, tiles * 16] bf16 bits.
+  std::uint16_t* y = nullptr;
+};
+
+// Loads both kernel instantiations and raises their shared-memory limit; call before any
+// concurrent launch (lazy loading under a spinning kernel deadlocks).
+Status preload_fp8_expert_gemm();
+
+Status launch_fp8_expert_gemm(Fp8ExpertGemmArgs const& args, cudaStream_t stream);
+
+}  // namespace gcmoe::kernels
