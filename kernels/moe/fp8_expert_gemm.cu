@@ -67,8 +67,8 @@ __device__ __forceinline__ void issue_chunk(std::uint32_t slot_address,
 // kWarps: weight tiles per CTA (L1 needs 16: its requantization groups are 128 outputs).
 // kNTiles: 8-row groups per pass (rows per pass = 8·kNTiles). kStages: chunks in flight per warp.
 // Fewer row groups free registers for a deeper weight pipeline (decode: ≤ 8 rows per expert).
-template <ExpertGemmStage kStage, int kWarps, int kNTiles, int kStages>
-__global__ void __launch_bounds__(kWarps * 32, 16 / kWarps)
+template <ExpertGemmStage kStage, int kWarps, int kNTiles, int kStages, int kMinBlocks>
+__global__ void __launch_bounds__(kWarps * 32, kMinBlocks)
     fp8_expert_gemm_kernel(Fp8ExpertGemmArgs args) {
   static_assert(kStages >= 2, "the ring needs a slot in flight and one being read");
   constexpr int kMaxRows = 8 * kNTiles;
@@ -265,41 +265,56 @@ constexpr std::size_t ring_bytes(int warps, int stages) {
 // K is only bounded by the packed layout (int offsets): the x rows are read from global memory.
 constexpr int kMaxChunks = 1 << 16;
 
-// The four configurations: L1 keeps 16 warps (one requantization group per CTA); L2 uses 8 so
-// two CTAs share an SM. Rings of 6 slots: 16 warps × 6 × 2 KB = 192 KB per SM either way.
-template <ExpertGemmStage kStage>
+// The four configurations. L1 keeps 16 warps (one requantization group per CTA). L2 uses 8-warp
+// CTAs: with one row group it needs ≤ 85 registers, so three CTAs (24 warps, 4-slot rings, 192 KB)
+// share an SM and a decode step's L2 warp-tiles fit in one wave (T=1, GLM-5.2: 8 experts × 384
+// tiles = 3072 ≤ 132 × 24); with four row groups (128 registers) two CTAs with 6-slot rings.
+template <ExpertGemmStage kStage, int kNTiles>
 struct Config;
-template <>
-struct Config<ExpertGemmStage::kGateUp> {
+template <int kNTiles>
+struct Config<ExpertGemmStage::kGateUp, kNTiles> {
   static constexpr int kWarps = 16;
   static constexpr int kStages = 6;
+  static constexpr int kMinBlocks = 1;
 };
 template <>
-struct Config<ExpertGemmStage::kDown> {
+struct Config<ExpertGemmStage::kDown, 1> {
+  static constexpr int kWarps = 8;
+  static constexpr int kStages = 4;
+  static constexpr int kMinBlocks = 3;
+};
+template <>
+struct Config<ExpertGemmStage::kDown, 4> {
   static constexpr int kWarps = 8;
   static constexpr int kStages = 6;
+  static constexpr int kMinBlocks = 2;
 };
 
 template <ExpertGemmStage kStage, int kNTiles>
 constexpr auto kernel_for() {
-  return fp8_expert_gemm_kernel<kStage, Config<kStage>::kWarps, kNTiles, Config<kStage>::kStages>;
+  using C = Config<kStage, kNTiles>;
+  return fp8_expert_gemm_kernel<kStage, C::kWarps, kNTiles, C::kStages, C::kMinBlocks>;
+}
+
+template <ExpertGemmStage kStage, int kNTiles>
+constexpr std::size_t config_ring_bytes() {
+  return ring_bytes(Config<kStage, kNTiles>::kWarps, Config<kStage, kNTiles>::kStages);
 }
 
 template <ExpertGemmStage kStage, int kNTiles>
 cudaError_t raise_smem_limit() {
-  return cudaFuncSetAttribute(
-      kernel_for<kStage, kNTiles>(), cudaFuncAttributeMaxDynamicSharedMemorySize,
-      static_cast<int>(ring_bytes(Config<kStage>::kWarps, Config<kStage>::kStages)));
+  return cudaFuncSetAttribute(kernel_for<kStage, kNTiles>(),
+                              cudaFuncAttributeMaxDynamicSharedMemorySize,
+                              static_cast<int>(config_ring_bytes<kStage, kNTiles>()));
 }
 
 template <ExpertGemmStage kStage, int kNTiles>
 void launch(Fp8ExpertGemmArgs const& args, cudaStream_t stream) {
-  constexpr int kWarps = Config<kStage>::kWarps;
+  constexpr int kWarps = Config<kStage, kNTiles>::kWarps;
   dim3 const grid(static_cast<unsigned>(args.tiles / kWarps),
                   static_cast<unsigned>(args.max_active));
   kernel_for<kStage,
-             kNTiles>()<<<grid, kWarps * 32, ring_bytes(kWarps, Config<kStage>::kStages), stream>>>(
-      args);
+             kNTiles>()<<<grid, kWarps * 32, config_ring_bytes<kStage, kNTiles>(), stream>>>(args);
 }
 
 }  // namespace
