@@ -1,5 +1,7 @@
 #include "kernels/moe/fp8_expert_layout.h"
 
+#include <cstring>
+
 #include "engine/common/check.h"
 
 namespace gcmoe::kernels {
@@ -36,15 +38,20 @@ PackedExpertWeights pack(std::int64_t tiles, std::int64_t cols, RowOf&& row_of) 
   out.scales.resize(static_cast<std::size_t>(tiles * out.chunks * kScalesPerTileChunk));
   std::int64_t const scale_cols = (cols + kScaleBlock - 1) / kScaleBlock;
   for (std::int64_t tile = 0; tile < tiles; ++tile) {
+    // The 16 source rows of this tile, resolved once (the load path packs gigabytes).
+    std::uint8_t const* rows[kTileRows];
+    for (int r = 0; r < kTileRows; ++r) {
+      RowSource const src = row_of(tile, r);
+      rows[r] = src.view->codes.data() + src.row * cols;
+    }
     for (std::int64_t chunk = 0; chunk < out.chunks; ++chunk) {
-      std::int64_t const base = (tile * out.chunks + chunk) * kChunkBytes;
+      std::uint8_t* const dst = out.bytes.data() + (tile * out.chunks + chunk) * kChunkBytes;
+      // Each 4-byte group of a lane is 4 consecutive K of one row (lane_byte_coord of its first
+      // byte), so the chunk is copied 4 bytes at a time.
       for (int lane = 0; lane < 32; ++lane) {
-        for (int byte = 0; byte < kLaneBytes; ++byte) {
+        for (int byte = 0; byte < kLaneBytes; byte += 4) {
           TileCoord const at = lane_byte_coord(lane, byte);
-          RowSource const src = row_of(tile, at.row);
-          std::int64_t const k = chunk * kChunkK + at.k;
-          out.bytes[static_cast<std::size_t>(base + packed_offset(lane, byte))] =
-              src.view->codes[static_cast<std::size_t>(src.row * cols + k)];
+          std::memcpy(dst + packed_offset(lane, byte), rows[at.row] + chunk * kChunkK + at.k, 4);
         }
       }
       for (int half = 0; half < kScalesPerTileChunk; ++half) {

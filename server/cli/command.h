@@ -16,6 +16,7 @@ CommandRunner add_devices_command(CLI::App& app);
 CommandRunner add_smoke_command(CLI::App& app);
 CommandRunner add_inspect_command(CLI::App& app);
 CommandRunner add_make_tiny_command(CLI::App& app);
+CommandRunner add_load_bench_command(CLI::App& app);
 #if GCMOE_HAVE_GRPC
 CommandRunner add_serve_command(CLI::App& app);
 #endif

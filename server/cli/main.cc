@@ -27,6 +27,7 @@ int main(int argc, char** argv) {
   add(&gcmoe::cli::add_smoke_command);
   add(&gcmoe::cli::add_inspect_command);
   add(&gcmoe::cli::add_make_tiny_command);
+  add(&gcmoe::cli::add_load_bench_command);
 #if GCMOE_HAVE_GRPC
   add(&gcmoe::cli::add_serve_command);
 #endif
