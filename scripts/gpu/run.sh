@@ -3,15 +3,15 @@
 # JSON under OUT_DIR, and prints a short table last.
 #
 #   On the build machine (Debian 12, nvcc 13.0, no GPU):   scripts/gpu/run.sh --build
-#   On the GPU machine (device tool; carry build/gpu/bin and build/gpu/lib):
-#                                                          scripts/gpu/run.sh --run "$OUT" [BENCH...]
+#   On the GPU machine (device tool; carry build/gpu/carry):
+#                     GCMOE_GPU_BUILD=$PWD/build/gpu/carry scripts/gpu/run.sh --run "$OUT" [BENCH...]
 #   Both at once, where the build dependencies and a GPU are on one machine:
 #                                                          scripts/gpu/run.sh --build --run OUT [BENCH...]
 #
 # Why build elsewhere: the GPU machine has CUDA 13.0 but no gRPC, a different spdlog and a Catch2 v3
 # without its library, and no package registry. The build machine compiles the CUDA targets
 # (same nvcc 13.0, sm_90a, static cudart) and bundles the non-system shared libraries into
-# build/gpu/lib (scripts/gpu/bundle-libs.sh); here LD_LIBRARY_PATH points at them.
+# build/gpu/carry/lib (scripts/gpu/bundle-libs.sh); there LD_LIBRARY_PATH points at them.
 #
 # A BENCH name N runs bench/N.sh OUT_DIR when that script exists (C++ binary plus its torch peer),
 # else build/gpu/bin/bench_N --out OUT_DIR/N.json.
@@ -33,8 +33,13 @@ done
 
 if [ $do_build -eq 1 ]; then
   (cd "$root" && cmake --preset gpu >/dev/null && cmake --build --preset gpu) || exit 1
-  "$root/scripts/gpu/bundle-libs.sh" "$build" || exit 1
-  echo "carry: build/gpu/bin build/gpu/lib ($(du -sch "$build/bin" "$build/lib" | tail -1 | cut -f1))"
+  # What the GPU machine runs (gpu tests, benchmarks, the gcmoe binary) and the libraries they
+  # need, in build/gpu/carry: the device tool carries at most 64 MiB with the working tree.
+  carry="$root/build/gpu/carry"
+  rm -rf "$carry" && mkdir -p "$carry/bin"
+  cp "$root"/build/gpu/bin/gpu_* "$root"/build/gpu/bin/bench_* "$root/build/gpu/bin/gcmoe" "$carry/bin/"
+  "$root/scripts/gpu/bundle-libs.sh" "$carry" || exit 1
+  echo "carry: build/gpu/carry ($(du -sh "$carry" | cut -f1)); run there with GCMOE_GPU_BUILD=\$PWD/build/gpu/carry"
 fi
 [ -z "$out" ] && exit 0
 
