@@ -13,6 +13,8 @@
 # (same nvcc 13.0, sm_90a, static cudart) and bundles the non-system shared libraries into
 # build/gpu/carry/lib (scripts/gpu/bundle-libs.sh); there LD_LIBRARY_PATH points at them.
 #
+# --pack leaves OUT_DIR holding gpu-run.tar.gz (every log and JSON) and summary.txt only.
+#
 # A BENCH name N runs bench/N.sh OUT_DIR when that script exists (C++ binary plus its torch peer),
 # else build/gpu/bin/bench_N --out OUT_DIR/N.json.
 set -uo pipefail
@@ -20,12 +22,14 @@ root="$(cd "$(dirname "$0")/../.." && pwd)"
 # GCMOE_GPU_BUILD: another build folder laid out like build/gpu (bin/, lib/).
 build="${GCMOE_GPU_BUILD:-$root/build/gpu}"
 do_build=0
+pack=0
 out=""
 benches=()
 while [ $# -gt 0 ]; do
   case "$1" in
     --build) do_build=1 ;;
     --run) out=$2; shift ;;
+    --pack) pack=1 ;;
     *) benches+=("$1") ;;
   esac
   shift
@@ -86,4 +90,9 @@ done
 
 echo "---- gcmoe GPU run: $(head -2 "$out/machine.txt" | tail -1)"
 printf '%s\n' "${summary[@]}" | tee "$out/summary.txt"
+# --pack: the device tool returns at most 8 files, so leave one archive (and the summary).
+if [ $pack -eq 1 ]; then
+  tar -czf "/tmp/gpu-run.$$.tar.gz" -C "$out" . && find "$out" -mindepth 1 -delete &&
+    mv "/tmp/gpu-run.$$.tar.gz" "$out/gpu-run.tar.gz" && printf '%s\n' "${summary[@]}" >"$out/summary.txt"
+fi
 exit $failed
