@@ -13,10 +13,11 @@ Usage: align_sort_torch.py --out FILE [--block-size 64] [--reps 50]
 """
 import argparse
 import json
-import statistics
 
 import numpy as np
 import torch
+
+from torch_timing import time_us
 
 
 def capacity_of(n, experts, block):
@@ -74,38 +75,6 @@ def distinct_routing(tokens, top_k, experts, seed, dev):
     g = torch.Generator().manual_seed(seed)
     scores = torch.rand(tokens, experts, generator=g).to(dev)
     return torch.argsort(scores, dim=1)[:, :top_k].to(torch.int32).cpu()
-
-
-def time_us(fn, per_graph, reps, graph):
-    """Median of `reps` timings of `per_graph` back-to-back calls (graph replay or eager)."""
-    stream = torch.cuda.Stream()
-    with torch.cuda.stream(stream):
-        for _ in range(3):
-            fn()
-        torch.cuda.synchronize()
-        if graph:
-            g = torch.cuda.CUDAGraph()
-            with torch.cuda.graph(g, stream=stream):
-                for _ in range(per_graph):
-                    fn()
-            run = g.replay
-            for _ in range(3):
-                run()
-        else:
-            def run():
-                for _ in range(per_graph):
-                    fn()
-        torch.cuda.synchronize()
-        start = torch.cuda.Event(enable_timing=True)
-        stop = torch.cuda.Event(enable_timing=True)
-        times = []
-        for _ in range(reps):
-            start.record(stream)
-            run()
-            stop.record(stream)
-            stop.synchronize()
-            times.append(start.elapsed_time(stop) * 1000.0 / per_graph)
-    return statistics.median(times)
 
 
 def main():

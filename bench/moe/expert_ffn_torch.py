@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Torch peers of bench_expert_ffn, run on the GPU machine in the same script (bench/expert_ffn.sh).
+"""Torch peers of bench_expert_ffn, run on the GPU machine in the same run (scripts/gpu/run.sh ... expert_ffn).
 
 Same model shape and routing distribution (GLM-5.2: H 6144, I 2048, 256 experts, top-8; scenarios
 ep1 and ep8_rank), the same expert FFN (L1 gate/up, SwiGLU, L2 down) through
@@ -11,9 +11,10 @@ A peer that raises is recorded with its error, never silently dropped.
 """
 import argparse
 import json
-import statistics
 
 import torch
+
+from torch_timing import time_us
 
 H, I, E, TOPK, RANKS, ROT = 6144, 2048, 256, 8, 8, 4
 TOKENS = [1, 2, 4, 8, 16, 32, 64, 128, 256]
@@ -31,28 +32,6 @@ def routing(global_tokens, local, seed):
 def offsets_for(counts, align):
     padded = ((counts + align - 1) // align) * align if align > 1 else counts
     return torch.cumsum(padded, 0).to(torch.int32).cuda(), int(padded.sum())
-
-
-def time_graph(fn, reps):
-    stream = torch.cuda.Stream()
-    with torch.cuda.stream(stream):
-        fn()  # warm-up outside capture (workspace allocation, autotuning)
-        torch.cuda.synchronize()
-        graph = torch.cuda.CUDAGraph()
-        with torch.cuda.graph(graph, stream=stream):
-            fn()
-    for _ in range(3):
-        graph.replay()
-    torch.cuda.synchronize()
-    times = []
-    for _ in range(reps):
-        start, stop = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        start.record()
-        graph.replay()
-        stop.record()
-        stop.synchronize()
-        times.append(start.elapsed_time(stop) * 1000.0)
-    return statistics.median(times)
 
 
 def rowwise_fp8(x):
@@ -119,7 +98,7 @@ def measure(peer, scenario, tokens, reps):
             def all_rotations():
                 for f in fns:
                     f()
-            us = time_graph(all_rotations, reps) / ROT
+            us = time_us(all_rotations, 1, reps, graph=True) / ROT
             gbps = experts * peer.bytes_per_expert / (us * 1e-6) / 1e9
             return {"peer": peer.name, "scenario": scenario, "tokens_per_rank": tokens,
                     "rows": rows, "active_experts": experts, "group_alignment": align,

@@ -7,10 +7,11 @@ Usage: routing_torch.py --out FILE [--reps 50]
 """
 import argparse
 import json
-import statistics
 
 import torch
 import torch.nn.functional as F
+
+from torch_timing import time_us
 
 FAMILIES = [  # name, hidden, experts, top_k, score, eps, scale, hashed, bias range
     ("glm5.2", 6144, 256, 8, "sigmoid", 1e-20, 2.5, False, (6.817, 7.063)),
@@ -29,37 +30,6 @@ def route_torch(x, gate, bias, table, token_ids, top_k, score, eps, scale):
     w = s.gather(1, idx)
     w = w / (w.sum(dim=-1, keepdim=True) + eps) * scale
     return idx, w
-
-
-def time_us(fn, per_graph, reps, graph):
-    stream = torch.cuda.Stream()
-    with torch.cuda.stream(stream):
-        for _ in range(3):
-            fn()
-        torch.cuda.synchronize()
-        if graph:
-            g = torch.cuda.CUDAGraph()
-            with torch.cuda.graph(g, stream=stream):
-                for _ in range(per_graph):
-                    fn()
-            run = g.replay
-        else:
-            def run():
-                for _ in range(per_graph):
-                    fn()
-        for _ in range(3):
-            run()
-        torch.cuda.synchronize()
-        start = torch.cuda.Event(enable_timing=True)
-        stop = torch.cuda.Event(enable_timing=True)
-        times = []
-        for _ in range(reps):
-            start.record(stream)
-            run()
-            stop.record(stream)
-            stop.synchronize()
-            times.append(start.elapsed_time(stop) * 1000.0 / per_graph)
-    return statistics.median(times)
 
 
 def main():

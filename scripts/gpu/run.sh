@@ -15,8 +15,8 @@
 #
 # --pack leaves OUT_DIR holding gpu-run.tar.gz (every log and JSON) and summary.txt only.
 #
-# A BENCH name N runs bench/N.sh OUT_DIR when that script exists (C++ binary plus its torch peer),
-# else build/gpu/bin/bench_N --out OUT_DIR/N.json.
+# A BENCH name N runs bench/N.sh OUT_DIR when that script exists; else build/gpu/bin/bench_N, its
+# torch peer bench/moe/N_torch.py (if any) and bench/moe/N_report.py, which merges them into N.json.
 set -uo pipefail
 root="$(cd "$(dirname "$0")/../.." && pwd)"
 # GCMOE_GPU_BUILD: another build folder laid out like build/gpu (bin/, lib/).
@@ -76,11 +76,25 @@ rc=$?
 [ $rc -ne 0 ] && failed=1
 summary+=("$(printf '%-28s %-12s' "gcmoe smoke" "$([ $rc -eq 0 ] && echo PASS || echo "FAIL(rc=$rc)")")")
 
+# A benchmark with a torch peer: our binary, then bench/moe/N_torch.py in the same run, then
+# bench/moe/N_report.py merging both into N.json and printing the table.
+run_with_peer() {
+  local name=$1 rc=0
+  local commit="${GCMOE_GIT_COMMIT:-$(git -C "$root" rev-parse HEAD 2>/dev/null || echo unknown)}"
+  "$build/bin/bench_$name" --out "$out/${name}_cuda.json" --commit "$commit" || rc=1
+  if [ -f "$root/bench/moe/${name}_torch.py" ]; then
+    python3 "$root/bench/moe/${name}_torch.py" --out "$out/${name}_torch.json" || rc=1
+    python3 "$root/bench/moe/${name}_report.py" "$out/${name}_cuda.json" \
+      "$out/${name}_torch.json" --out "$out/$name.json" || rc=1
+  fi
+  return $rc
+}
+
 for bench in "${benches[@]}"; do
   if [ -x "$root/bench/$bench.sh" ]; then
     "$root/bench/$bench.sh" "$out" >"$out/$bench.log" 2>&1
   else
-    "$build/bin/bench_$bench" --out "$out/$bench.json" >"$out/$bench.log" 2>&1
+    run_with_peer "$bench" >"$out/$bench.log" 2>&1
   fi
   rc=$?
   [ $rc -ne 0 ] && failed=1
