@@ -71,7 +71,7 @@ for test in "$build"/bin/gpu_*; do
   summary+=("$(printf '%-28s %-12s %6d ms' "$name" "$verdict" "$ms")")
   grep -hE "rel_l2_error|mismatch|green ctx|refused|cuda:" "$out/$name.log" | head -20
 done
-"$build/bin/gcmoe" smoke >"$out/smoke.log" 2>&1
+(cd "$root" && "$build/bin/gcmoe" smoke) >"$out/smoke.log" 2>&1
 rc=$?
 [ $rc -ne 0 ] && failed=1
 summary+=("$(printf '%-28s %-12s' "gcmoe smoke" "$([ $rc -eq 0 ] && echo PASS || echo "FAIL(rc=$rc)")")")

@@ -1,16 +1,20 @@
 // `gcmoe smoke`: the end-to-end run of what exists today, used by README command one until the
-// server serves the embedded model. It reports the build, the devices, runs the first kernel
-// against its CPU reference on random data, and (with a GPU) proves the comm/compute split.
+// server serves the embedded model. It reports the build, makes and loads the embedded default
+// model (embedded_model_check.h), runs the first kernel against its CPU reference on random data,
+// and (with a GPU) proves the comm/compute split.
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
 #include <cmath>
+#include <cstdlib>
+#include <filesystem>
 #include <random>
 #include <vector>
 
 #include "engine/common/version.h"
 #include "kernels/elementwise/axpby_ref.h"
 #include "server/cli/command.h"
+#include "server/cli/embedded_model_check.h"
 
 #if GCMOE_HAVE_CUDA
 #include "engine/backends/cuda/device_buffer.h"
@@ -26,6 +30,7 @@ struct SmokeOptions {
   std::size_t elements = 1 << 22;
   int comm_sms = 16;
   std::uint64_t seed = 1;
+  EmbeddedModelCheck model;
 };
 
 std::vector<float> random_vector(std::size_t n, std::mt19937_64& rng) {
@@ -59,18 +64,13 @@ StatusOr<double> gpu_axpby_error(std::vector<float> const& x, std::vector<float>
 }
 #endif
 
-Status run_smoke(SmokeOptions const& options) {
-  fmt::print("gcmoe {}\n", version_string());
-  std::mt19937_64 rng(options.seed);
-  std::vector<float> const x = random_vector(options.elements, rng);
-  std::vector<float> const y = random_vector(options.elements, rng);
-  std::vector<float> ref = y;
-  kernels::axpby_ref(1.5f, x, -0.25f, ref);
-  fmt::print("cpu: axpby reference over {} random floats done\n", options.elements);
-
+// With a GPU: the first kernel against its reference and the comm/compute green-context split.
+Status smoke_cuda([[maybe_unused]] SmokeOptions const& options,
+                  [[maybe_unused]] std::vector<float> const& x,
+                  [[maybe_unused]] std::vector<float> const& y,
+                  [[maybe_unused]] std::vector<float> const& ref) {
 #if GCMOE_HAVE_CUDA
-  int const count = cuda::visible_device_count();
-  if (count == 0) {
+  if (cuda::visible_device_count() == 0) {
     fmt::print("cuda: built with CUDA, no device visible; CPU backend only\n");
     return Status();
   }
@@ -88,6 +88,20 @@ Status run_smoke(SmokeOptions const& options) {
 #else
   fmt::print("cuda: not built (CPU backend only)\n");
 #endif
+  return Status();
+}
+
+Status run_smoke(SmokeOptions const& options) {
+  fmt::print("gcmoe {}\n", version_string());
+  std::mt19937_64 rng(options.seed);
+  std::vector<float> const x = random_vector(options.elements, rng);
+  std::vector<float> const y = random_vector(options.elements, rng);
+  std::vector<float> ref = y;
+  kernels::axpby_ref(1.5f, x, -0.25f, ref);
+  fmt::print("cpu: axpby reference over {} random floats done\n", options.elements);
+  GCMOE_RETURN_IF_ERROR(check_embedded_model(options.model));
+
+  GCMOE_RETURN_IF_ERROR(smoke_cuda(options, x, y, ref));
   fmt::print("smoke: OK\n");
   return Status();
 }
@@ -104,6 +118,16 @@ CommandRunner add_smoke_command(CLI::App& app) {
       ->capture_default_str()
       ->check(CLI::PositiveNumber);
   sub->add_option("--seed", options->seed, "Random seed")->capture_default_str();
+  if (char const* cache = std::getenv("GCMOE_CACHE_DIR"); cache != nullptr) {
+    options->model.cache_dir = std::filesystem::path(cache) / "tiny-glm-5.2";
+  }
+  sub->add_option("--model-config", options->model.config,
+                  "config.json of the embedded default model (weights made on first use)")
+      ->capture_default_str();
+  sub->add_option("--cache-dir", options->model.cache_dir,
+                  "Where the embedded default's weights are written once and reused "
+                  "(default .cache/gcmoe/tiny-glm-5.2, or $GCMOE_CACHE_DIR/tiny-glm-5.2)")
+      ->capture_default_str();
   return [options] { return run_smoke(*options); };
 }
 
