@@ -2,7 +2,8 @@
 // T in {1, 16, 256, 4096}: checked against the CPU reference (T <= 256), timed by CUDA-graph
 // replay (events, warm-up, median), with the byte floor (gate weights + activations over the
 // measured copy rate) and the fp32 FLOP floor (datasheet 67 TFLOP/s). Torch peer:
-// bench/moe/routing_torch.py; scripts/gpu/run.sh runs both and merges (bench/moe/routing_report.py).
+// bench/moe/routing_torch.py; scripts/gpu/run.sh runs both and merges
+// (bench/moe/routing_report.py).
 //
 // Usage: bench_routing [--out FILE] [--reps 50] [--commit SHA]
 #include <cuda_runtime.h>
