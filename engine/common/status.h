@@ -83,11 +83,14 @@ class [[nodiscard]] StatusOr {
 
   T& value() & { return std::get<T>(state_); }
   T const& value() const& { return std::get<T>(state_); }
-  T&& value() && { return std::get<T>(std::move(state_)); }
+  // On a temporary the value is moved out by value, so `for (x : *make())` and
+  // `auto&& v = make().value()` never refer into a destroyed StatusOr.
+  T value() && { return std::get<T>(std::move(state_)); }
   T* operator->() { return &value(); }
   T const* operator->() const { return &value(); }
   T& operator*() & { return value(); }
   T const& operator*() const& { return value(); }
+  T operator*() && { return std::move(*this).value(); }
 
  private:
   std::variant<Status, T> state_;

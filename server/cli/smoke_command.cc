@@ -11,6 +11,7 @@
 #include <random>
 #include <vector>
 
+#include "engine/common/check.h"
 #include "engine/common/version.h"
 #include "kernels/elementwise/axpby_ref.h"
 #include "server/cli/command.h"

@@ -1,5 +1,7 @@
 #include "engine/common/status.h"
 
+#include <vector>
+
 #include "tests/support/catch.h"
 
 namespace gcmoe {
@@ -26,6 +28,20 @@ TEST_CASE("status formats and adds context") {
   CHECK(bad.code() == StatusCode::kNotFound);
   CHECK(bad.to_string() == "NOT_FOUND: shard 3 missing");
   CHECK(bad.with_context("loading model").message() == "loading model: shard 3 missing");
+}
+
+StatusOr<std::vector<int>> make_values() {
+  return std::vector<int>{1, 2, 3};
+}
+
+TEST_CASE("a temporary StatusOr gives its value by value (safe in range-for)") {
+  int sum = 0;
+  for (int const v : *make_values()) {  // the vector outlives the loop, not the StatusOr
+    sum += v;
+  }
+  CHECK(sum == 6);
+  std::vector<int> const moved = make_values().value();
+  CHECK(moved.size() == 3u);
 }
 
 TEST_CASE("StatusOr holds a value or a status") {
