@@ -23,6 +23,7 @@
 #include "engine/backends/cuda/device_buffer.h"
 #include "engine/common/cuda_check.h"
 #include "kernels/moe/align_sort.h"
+#include "kernels/moe/align_sort_buffers.h"
 #include "kernels/moe/align_sort_ref.h"
 
 namespace gcmoe::bench {
@@ -79,57 +80,13 @@ Ids distinct_routing(AlignSortShape const& shape, std::uint64_t seed) {
   return ids;
 }
 
-struct Outputs {
-  DeviceBuffer<std::int32_t> sorted;
-  DeviceBuffer<std::int32_t> blocks;
-  DeviceBuffer<std::int32_t> offsets;
-  DeviceBuffer<std::int32_t> total;
-  AlignSortOutputs view() const {
-    return {sorted.data(), blocks.data(), offsets.data(), total.data()};
-  }
-};
-
-StatusOr<Outputs> allocate_outputs(AlignSortShape const& shape) {
-  Outputs o;
-  GCMOE_ASSIGN_OR_RETURN(
-      o.sorted, DeviceBuffer<std::int32_t>::allocate(static_cast<std::size_t>(shape.capacity())));
-  GCMOE_ASSIGN_OR_RETURN(
-      o.blocks, DeviceBuffer<std::int32_t>::allocate(static_cast<std::size_t>(shape.max_blocks())));
-  GCMOE_ASSIGN_OR_RETURN(o.offsets, DeviceBuffer<std::int32_t>::allocate(
-                                        static_cast<std::size_t>(shape.num_experts) + 1));
-  GCMOE_ASSIGN_OR_RETURN(o.total, DeviceBuffer<std::int32_t>::allocate(1));
-  return o;
-}
-
-std::size_t count_mismatches(Ids const& a, Ids const& b) {
-  std::size_t m = a.size() == b.size() ? 0 : std::max(a.size(), b.size());
-  for (std::size_t i = 0; i < std::min(a.size(), b.size()); ++i) {
-    m += a[i] != b[i] ? 1 : 0;
-  }
-  return m;
-}
-
 // Runs once on poisoned outputs and counts the elements that differ from the reference.
-StatusOr<std::size_t> check_once(Outputs& o, AlignSortResult const& ref, auto&& run) {
-  GCMOE_RETURN_IF_ERROR(o.sorted.fill_bytes(0x7f));
-  GCMOE_RETURN_IF_ERROR(o.blocks.fill_bytes(0x7f));
-  GCMOE_RETURN_IF_ERROR(o.offsets.fill_bytes(0x7f));
-  GCMOE_RETURN_IF_ERROR(o.total.fill_bytes(0x7f));
+StatusOr<std::size_t> check_once(kernels::AlignSortBuffers& o, AlignSortResult const& ref,
+                                 auto&& run) {
+  GCMOE_RETURN_IF_ERROR(o.poison());
   GCMOE_RETURN_IF_ERROR(run());
-  GCMOE_CHECK_CUDA(cudaDeviceSynchronize());
-  AlignSortResult got;
-  got.sorted_ids.resize(o.sorted.size());
-  got.block_experts.resize(o.blocks.size());
-  got.expert_offsets.resize(o.offsets.size());
-  Ids total(1);
-  GCMOE_RETURN_IF_ERROR(o.sorted.copy_to_host(got.sorted_ids));
-  GCMOE_RETURN_IF_ERROR(o.blocks.copy_to_host(got.block_experts));
-  GCMOE_RETURN_IF_ERROR(o.offsets.copy_to_host(got.expert_offsets));
-  GCMOE_RETURN_IF_ERROR(o.total.copy_to_host(total));
-  return count_mismatches(got.sorted_ids, ref.sorted_ids) +
-         count_mismatches(got.block_experts, ref.block_experts) +
-         count_mismatches(got.expert_offsets, ref.expert_offsets) +
-         (total[0] != ref.total_padded ? 1 : 0);
+  GCMOE_ASSIGN_OR_RETURN(AlignSortResult const got, o.read_back());
+  return kernels::count_mismatches(got, ref);
 }
 
 StatusOr<double> sm_clock_mhz(cudaStream_t stream) {
@@ -195,7 +152,8 @@ Status run(Options const& options) {
         GCMOE_ASSIGN_OR_RETURN(AlignSortResult const ref, kernels::align_sort_ref(ids, shape));
         GCMOE_ASSIGN_OR_RETURN(auto d_ids, DeviceBuffer<std::int32_t>::allocate(ids.size()));
         GCMOE_RETURN_IF_ERROR(d_ids.copy_from_host(ids));
-        GCMOE_ASSIGN_OR_RETURN(Outputs out, allocate_outputs(shape));
+        GCMOE_ASSIGN_OR_RETURN(kernels::AlignSortBuffers out,
+                               kernels::AlignSortBuffers::allocate(shape));
         std::int64_t const n = shape.num_pairs();
         int const per_graph = n <= 16384 ? 20 : (n <= 131072 ? 5 : 2);
         // Fewest bytes: read the ids once; write each padded row, each block's expert, the

@@ -1,5 +1,7 @@
 #include "kernels/moe/align_sort_ref.h"
 
+#include <algorithm>
+
 #include "engine/common/check.h"
 
 namespace gcmoe::kernels {
@@ -48,6 +50,24 @@ StatusOr<AlignSortResult> align_sort_ref(std::span<std::int32_t const> topk_ids,
     }
   }
   return out;
+}
+
+namespace {
+std::size_t count_vector_mismatches(std::vector<std::int32_t> const& a,
+                                    std::vector<std::int32_t> const& b) {
+  std::size_t m = a.size() > b.size() ? a.size() - b.size() : b.size() - a.size();
+  for (std::size_t i = 0; i < std::min(a.size(), b.size()); ++i) {
+    m += a[i] != b[i] ? 1 : 0;
+  }
+  return m;
+}
+}  // namespace
+
+std::size_t count_mismatches(AlignSortResult const& got, AlignSortResult const& want) {
+  return count_vector_mismatches(got.sorted_ids, want.sorted_ids) +
+         count_vector_mismatches(got.block_experts, want.block_experts) +
+         count_vector_mismatches(got.expert_offsets, want.expert_offsets) +
+         (got.total_padded != want.total_padded ? 1 : 0);
 }
 
 }  // namespace gcmoe::kernels

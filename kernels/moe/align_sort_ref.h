@@ -18,6 +18,10 @@ struct AlignSortResult {
   std::int32_t total_padded = 0;
 };
 
+// Elements that differ between two results over all four outputs (a length difference counts
+// every missing element): 0 means the GPU result equals the reference exactly.
+std::size_t count_mismatches(AlignSortResult const& got, AlignSortResult const& want);
+
 // `topk_ids` holds shape.num_pairs() expert ids.
 StatusOr<AlignSortResult> align_sort_ref(std::span<std::int32_t const> topk_ids,
                                          AlignSortShape const& shape);

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "engine/backends/cuda/device_buffer.h"
+#include "kernels/moe/align_sort_buffers.h"
 #include "kernels/moe/align_sort_ref.h"
 #include "tests/support/catch.h"
 
@@ -115,67 +116,16 @@ Ids make_ids(AlignSortShape const& shape, Routing routing, std::uint64_t seed) {
   return ids;
 }
 
-struct DeviceOutputs {
-  DeviceBuffer<std::int32_t> sorted;
-  DeviceBuffer<std::int32_t> blocks;
-  DeviceBuffer<std::int32_t> offsets;
-  DeviceBuffer<std::int32_t> total;
-
-  AlignSortOutputs view() const {
-    return {sorted.data(), blocks.data(), offsets.data(), total.data()};
-  }
-};
-
-DeviceOutputs allocate_outputs(AlignSortShape const& shape) {
-  auto sorted = DeviceBuffer<std::int32_t>::allocate(static_cast<std::size_t>(shape.capacity()));
-  auto blocks = DeviceBuffer<std::int32_t>::allocate(static_cast<std::size_t>(shape.max_blocks()));
-  auto offsets =
-      DeviceBuffer<std::int32_t>::allocate(static_cast<std::size_t>(shape.num_experts) + 1);
-  auto total = DeviceBuffer<std::int32_t>::allocate(1);
-  REQUIRE(sorted.ok());
-  REQUIRE(blocks.ok());
-  REQUIRE(offsets.ok());
-  REQUIRE(total.ok());
-  return {std::move(*sorted), std::move(*blocks), std::move(*offsets), std::move(*total)};
+AlignSortBuffers allocate_outputs(AlignSortShape const& shape) {
+  auto out = AlignSortBuffers::allocate(shape);
+  REQUIRE(out.ok());
+  return std::move(out).value();
 }
 
-// Poison: every output byte 0x7f, so an element the kernel skips never equals the reference.
-void poison(DeviceOutputs& out) {
-  for (DeviceBuffer<std::int32_t>* b : {&out.sorted, &out.blocks, &out.offsets, &out.total}) {
-    if (b->size() > 0) {
-      REQUIRE(b->fill_bytes(0x7f).ok());
-    }
-  }
-}
-
-AlignSortResult read_back(DeviceOutputs const& out) {
-  AlignSortResult r;
-  r.sorted_ids.resize(out.sorted.size());
-  r.block_experts.resize(out.blocks.size());
-  r.expert_offsets.resize(out.offsets.size());
-  std::vector<std::int32_t> total(1);
-  REQUIRE(out.sorted.copy_to_host(r.sorted_ids).ok());
-  REQUIRE(out.blocks.copy_to_host(r.block_experts).ok());
-  REQUIRE(out.offsets.copy_to_host(r.expert_offsets).ok());
-  REQUIRE(out.total.copy_to_host(total).ok());
-  r.total_padded = total[0];
-  return r;
-}
-
-std::size_t count_mismatches(Ids const& a, Ids const& b) {
-  std::size_t m = a.size() > b.size() ? a.size() - b.size() : b.size() - a.size();
-  for (std::size_t i = 0; i < std::min(a.size(), b.size()); ++i) {
-    m += a[i] != b[i] ? 1 : 0;
-  }
-  return m;
-}
-
-// Mismatched elements over all four outputs.
-std::size_t mismatches(AlignSortResult const& gpu, AlignSortResult const& ref) {
-  return count_mismatches(gpu.sorted_ids, ref.sorted_ids) +
-         count_mismatches(gpu.block_experts, ref.block_experts) +
-         count_mismatches(gpu.expert_offsets, ref.expert_offsets) +
-         (gpu.total_padded != ref.total_padded ? 1 : 0);
+AlignSortResult read_back(AlignSortBuffers const& out) {
+  auto r = out.read_back();
+  REQUIRE(r.ok());
+  return std::move(r).value();
 }
 
 class Workspace {
@@ -221,14 +171,14 @@ std::size_t check_case(AlignSortShape const& shape, Routing routing, std::uint64
   if (!ids.empty()) {
     REQUIRE(d_ids->copy_from_host(ids).ok());
   }
-  DeviceOutputs out = allocate_outputs(shape);
+  AlignSortBuffers out = allocate_outputs(shape);
   std::size_t all = 0;
   for (Impl const impl : {Impl::kAuto, Impl::kOneBlock, Impl::kMultiBlock, Impl::kSingleBlock}) {
-    poison(out);
+    REQUIRE(out.poison().ok());
     Status const launched = launch(impl, d_ids->data(), shape, out.view(), ws, nullptr);
     REQUIRE(launched.to_string() == "OK");
     REQUIRE(cudaDeviceSynchronize() == cudaSuccess);
-    std::size_t const m = mismatches(read_back(out), *ref);
+    std::size_t const m = count_mismatches(read_back(out), *ref);
     if (m != 0 || shape.num_pairs() >= 65536) {
       std::printf(
           "align_sort %s T=%d k=%d E=%d B=%d routing=%s seed=%llu total=%d mismatches=%zu\n",
@@ -305,7 +255,7 @@ TEST_CASE("align & sort replays from a CUDA graph") {
         AlignSortShape{.num_tokens = 100, .top_k = 6, .num_experts = 384, .block_size = 16}}) {
     auto d_ids = DeviceBuffer<std::int32_t>::allocate(static_cast<std::size_t>(shape.num_pairs()));
     REQUIRE(d_ids.ok());
-    DeviceOutputs out = allocate_outputs(shape);
+    AlignSortBuffers out = allocate_outputs(shape);
     cudaStream_t stream = nullptr;
     REQUIRE(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking) == cudaSuccess);
     cudaGraph_t graph = nullptr;
@@ -319,12 +269,12 @@ TEST_CASE("align & sort replays from a CUDA graph") {
       Ids const ids = make_ids(shape, replay == 1 ? Routing::kSkewed : Routing::kDistinct,
                                700 + replay + static_cast<std::uint64_t>(shape.num_tokens));
       REQUIRE(d_ids->copy_from_host(ids).ok());
-      poison(out);
+      REQUIRE(out.poison().ok());
       REQUIRE(cudaGraphLaunch(exec, stream) == cudaSuccess);
       REQUIRE(cudaStreamSynchronize(stream) == cudaSuccess);
       auto const ref = align_sort_ref(ids, shape);
       REQUIRE(ref.ok());
-      std::size_t const m = mismatches(read_back(out), *ref);
+      std::size_t const m = count_mismatches(read_back(out), *ref);
       std::printf("align_sort graph replay %llu T=%d k=%d E=%d B=%d mismatches=%zu\n",
                   static_cast<unsigned long long>(replay), shape.num_tokens, shape.top_k,
                   shape.num_experts, shape.block_size, m);
@@ -340,7 +290,7 @@ TEST_CASE("align & sort replays from a CUDA graph") {
 TEST_CASE("align & sort rejects bad arguments") {
   Workspace const ws;
   AlignSortShape shape{.num_tokens = 8192, .top_k = 8, .num_experts = 256, .block_size = 64};
-  DeviceOutputs out = allocate_outputs(shape);
+  AlignSortBuffers out = allocate_outputs(shape);
   auto d_ids = DeviceBuffer<std::int32_t>::allocate(static_cast<std::size_t>(shape.num_pairs()));
   REQUIRE(d_ids.ok());
   CHECK(align_sort(d_ids->data(), shape, out.view(), ws.data(), 64, nullptr,
