@@ -1,6 +1,6 @@
 // FP8 expert FFN on the GPU (L1 gate/up + SwiGLU + requantization, then L2 down) against the CPU
 // reference kernels/moe/expert_ffn_ref.h on random routed batches, at small shapes and at
-// GLM-5.2's real expert shape (H 6144, I 2048).
+// GLM-5.2's real expert shape (H 6144, I 2048); both kernel versions (mma.sync and WGMMA).
 #include "kernels/moe/fp8_expert_gemm.h"
 
 #include <algorithm>
@@ -16,6 +16,8 @@
 #include "engine/formats/fp8_block.h"
 #include "kernels/moe/expert_ffn_ref.h"
 #include "kernels/moe/fp8_expert_layout.h"
+#include "kernels/moe/fp8_expert_wgmma.h"
+#include "kernels/moe/fp8_expert_wgmma_layout.h"
 #include "tests/support/catch.h"
 #include "tests/support/error_norm.h"
 
@@ -25,7 +27,20 @@ namespace {
 using cuda::DeviceBuffer;
 using formats::ActivationRecipe;
 
+enum class Kernel { kMmaSync, kWgmma };
+
+char const* kernel_name(Kernel kernel) {
+  switch (kernel) {
+    case Kernel::kMmaSync:
+      return "mma.sync";
+    case Kernel::kWgmma:
+      return "wgmma";
+  }
+  return "?";
+}
+
 struct Case {
+  Kernel kernel = Kernel::kMmaSync;
   std::int64_t hidden = 0;
   std::int64_t inter = 0;
   int experts = 0;
@@ -79,18 +94,18 @@ double run_case(Case const& c) {
   std::vector<Expert> experts(c.experts);
   std::vector<std::uint8_t> l1_bytes, l2_bytes;
   std::vector<float> l1_scales, l2_scales;
-  std::int64_t l1_tiles = 0, l2_tiles = 0;
   for (auto& e : experts) {
     auto gate = make_weight(inter, h, rng, e.gate);
     auto up = make_weight(inter, h, rng, e.up);
     auto down = make_weight(h, inter, rng, e.down);
-    auto l1 = pack_gate_up({{inter, h}, gate.codes, gate.scale_inv},
-                           {{inter, h}, up.codes, up.scale_inv});
-    auto l2 = pack_down({{h, inter}, down.codes, down.scale_inv});
+    Fp8WeightView const gate_view{{inter, h}, gate.codes, gate.scale_inv};
+    Fp8WeightView const up_view{{inter, h}, up.codes, up.scale_inv};
+    Fp8WeightView const down_view{{h, inter}, down.codes, down.scale_inv};
+    bool const wgmma = c.kernel == Kernel::kWgmma;
+    auto l1 = wgmma ? pack_gate_up_wgmma(gate_view, up_view) : pack_gate_up(gate_view, up_view);
+    auto l2 = wgmma ? pack_down_wgmma(down_view) : pack_down(down_view);
     REQUIRE(l1.ok());
     REQUIRE(l2.ok());
-    l1_tiles = l1->tiles;
-    l2_tiles = l2->tiles;
     l1_bytes.insert(l1_bytes.end(), l1->bytes.begin(), l1->bytes.end());
     l1_scales.insert(l1_scales.end(), l1->scales.begin(), l1->scales.end());
     l2_bytes.insert(l2_bytes.end(), l2->bytes.begin(), l2->bytes.end());
@@ -151,14 +166,18 @@ double run_case(Case const& c) {
   REQUIRE((d_h.ok() && d_hs.ok() && d_y.ok()));
   REQUIRE(d_y->fill_bytes(0xff).ok());  // poison: bf16 NaN where nothing was written
 
-  REQUIRE(preload_fp8_expert_gemm().ok());
+  bool const wgmma = c.kernel == Kernel::kWgmma;
+  REQUIRE((wgmma ? preload_fp8_expert_wgmma() : preload_fp8_expert_gemm()).ok());
+  auto const launch = [&](Fp8ExpertGemmArgs const& a) {
+    return wgmma ? launch_fp8_expert_wgmma(a, nullptr) : launch_fp8_expert_gemm(a, nullptr);
+  };
   Fp8ExpertGemmArgs args;
   args.stage = ExpertGemmStage::kGateUp;
   args.weights = d_l1.data();
   args.weight_scales = d_l1s.data();
-  args.weight_stride = l1_tiles * (h / 128) * kChunkBytes;
-  args.scale_stride = l1_tiles * (h / 128) * kScalesPerTileChunk;
-  args.tiles = static_cast<int>(l1_tiles);
+  args.weight_stride = static_cast<std::int64_t>(l1_bytes.size()) / c.experts;
+  args.scale_stride = static_cast<std::int64_t>(l1_scales.size()) / c.experts;
+  args.tiles = static_cast<int>(inter / 8);
   args.chunks = static_cast<int>(h / 128);
   args.x = d_x.data();
   args.x_scales = d_xs.data();
@@ -172,20 +191,20 @@ double run_case(Case const& c) {
   args.requant = c.deepseek_semantics ? RequantScale::kPow2 : RequantScale::kAmaxOver448;
   args.swiglu_limit = c.deepseek_semantics ? 10.0f : 0.0f;
   args.route_weights = c.deepseek_semantics ? d_route.data() : nullptr;
-  REQUIRE(launch_fp8_expert_gemm(args, nullptr).to_string() == "OK");
+  REQUIRE(launch(args).to_string() == "OK");
 
   Fp8ExpertGemmArgs down = args;
   down.stage = ExpertGemmStage::kDown;
   down.weights = d_l2.data();
   down.weight_scales = d_l2s.data();
-  down.weight_stride = l2_tiles * (inter / 128) * kChunkBytes;
-  down.scale_stride = l2_tiles * (inter / 128) * kScalesPerTileChunk;
-  down.tiles = static_cast<int>(l2_tiles);
+  down.weight_stride = static_cast<std::int64_t>(l2_bytes.size()) / c.experts;
+  down.scale_stride = static_cast<std::int64_t>(l2_scales.size()) / c.experts;
+  down.tiles = static_cast<int>(h / 16);
   down.chunks = static_cast<int>(inter / 128);
   down.x = d_h->data();
   down.x_scales = d_hs->data();
   down.y = d_y->data();
-  REQUIRE(launch_fp8_expert_gemm(down, nullptr).to_string() == "OK");
+  REQUIRE(launch(down).to_string() == "OK");
   REQUIRE(cudaDeviceSynchronize() == cudaSuccess);
 
   std::vector<std::uint16_t> y_bits(static_cast<std::size_t>(rows * h));
@@ -216,12 +235,12 @@ double run_case(Case const& c) {
     max_rows_per_expert = std::max(max_rows_per_expert, offsets[e + 1] - offsets[e]);
   }
   std::printf(
-      "fp8 expert ffn H=%lld I=%lld E=%d T=%d k=%d rows=%lld max_rows/expert=%d hint=%d "
+      "fp8 expert ffn %s H=%lld I=%lld E=%d T=%d k=%d rows=%lld max_rows/expert=%d hint=%d "
       "%s seed=%llu rel_l2_error=%.3e\n",
-      static_cast<long long>(h), static_cast<long long>(inter), c.experts, c.tokens, c.top_k,
-      static_cast<long long>(rows), max_rows_per_expert, args.rows_per_expert_hint,
-      c.deepseek_semantics ? "deepseek-semantics" : "glm", static_cast<unsigned long long>(c.seed),
-      error);
+      kernel_name(c.kernel), static_cast<long long>(h), static_cast<long long>(inter), c.experts,
+      c.tokens, c.top_k, static_cast<long long>(rows), max_rows_per_expert,
+      args.rows_per_expert_hint, c.deepseek_semantics ? "deepseek-semantics" : "glm",
+      static_cast<unsigned long long>(c.seed), error);
   return error;
 }
 
@@ -232,6 +251,7 @@ constexpr double kBound = 1e-2;
 
 TEST_CASE("fp8 expert FFN matches the CPU reference at small shapes") {
   Case c;
+  c.kernel = GENERATE(Kernel::kMmaSync, Kernel::kWgmma);
   c.hidden = 256;
   c.inter = 128;
   c.experts = 6;
@@ -243,6 +263,7 @@ TEST_CASE("fp8 expert FFN matches the CPU reference at small shapes") {
 
 TEST_CASE("fp8 expert FFN: more than 32 rows for one expert takes several passes") {
   Case c;
+  c.kernel = GENERATE(Kernel::kMmaSync, Kernel::kWgmma);
   c.hidden = 512;
   c.inter = 256;
   c.experts = 4;
@@ -255,6 +276,7 @@ TEST_CASE("fp8 expert FFN: more than 32 rows for one expert takes several passes
 
 TEST_CASE("fp8 expert FFN: a decode hint below the real rows per expert stays correct") {
   Case c;
+  c.kernel = GENERATE(Kernel::kMmaSync, Kernel::kWgmma);
   c.hidden = 256;
   c.inter = 128;
   c.experts = 3;
@@ -266,8 +288,37 @@ TEST_CASE("fp8 expert FFN: a decode hint below the real rows per expert stays co
   CHECK(run_case(c) < kBound);
 }
 
+TEST_CASE("fp8 expert FFN: 32-row passes over a skewed expert") {
+  Case c;
+  c.kernel = GENERATE(Kernel::kMmaSync, Kernel::kWgmma);
+  c.hidden = 512;
+  c.inter = 256;
+  c.experts = 4;
+  c.tokens = 45;
+  c.top_k = 2;
+  c.rows_hint = 20;
+  c.all_to_expert_zero = true;
+  c.seed = 13;
+  CHECK(run_case(c) < kBound);
+}
+
+TEST_CASE("fp8 expert FFN (WGMMA): 64-row passes side by side, H a multiple of 128 only") {
+  Case c;
+  c.kernel = Kernel::kWgmma;
+  c.hidden = 384;
+  c.inter = 256;
+  c.experts = 3;
+  c.tokens = 150;
+  c.top_k = 2;
+  c.rows_hint = 40;  // 64 rows per pass, two passes in parallel, 150 rows: the CTAs loop
+  c.all_to_expert_zero = true;
+  c.seed = 17;
+  CHECK(run_case(c) < kBound);
+}
+
 TEST_CASE("fp8 expert FFN with DeepSeek's clamp, weight-before-down and pow2 scales") {
   Case c;
+  c.kernel = GENERATE(Kernel::kMmaSync, Kernel::kWgmma);
   c.hidden = 512;
   c.inter = 256;
   c.experts = 5;
@@ -280,6 +331,7 @@ TEST_CASE("fp8 expert FFN with DeepSeek's clamp, weight-before-down and pow2 sca
 
 TEST_CASE("fp8 expert FFN at GLM-5.2's expert shape (H 6144, I 2048)") {
   Case c;
+  c.kernel = GENERATE(Kernel::kMmaSync, Kernel::kWgmma);
   c.hidden = 6144;
   c.inter = 2048;
   c.experts = 3;

@@ -1,0 +1,394 @@
+#include <cuda_bf16.h>
+#include <cuda_fp8.h>
+
+#include <algorithm>
+
+#include "engine/common/cuda_check.h"
+#include "kernels/hopper/ptx.cuh"
+#include "kernels/moe/fp8_expert_wgmma.h"
+#include "kernels/moe/fp8_expert_wgmma_layout.h"
+
+namespace gcmoe::kernels {
+namespace {
+
+namespace ptx = hopper;
+
+// ceil(log2(v)) for a positive normal float, from its bits (as formats::log2_ceil).
+__device__ __forceinline__ int log2_ceil(float v) {
+  unsigned const bits = __float_as_uint(v);
+  int const exponent = static_cast<int>((bits >> 23) & 0xff) - 127;
+  return (bits & 0x7fffff) != 0 ? exponent + 1 : exponent;
+}
+
+constexpr int kConsumerBarrier = 1;  // named barrier of the consumer warpgroups (0 = syncthreads)
+
+template <int kWgs, int kN>
+__host__ __device__ constexpr int stage_bytes() {
+  return kWgs * kWgmmaChunkBytes + kN * kChunkK;
+}
+
+// kWgs consumer warpgroups (64 weight rows each) + one producer warp. kN token rows per pass.
+// Passes of one expert's rows run as `passes` CTAs side by side (blockIdx.x = tile group ·
+// passes + pass), so a wide batch re-reads a weight tile from L2 rather than HBM; a CTA whose
+// pass starts past the expert's rows exits.
+template <ExpertGemmStage kStage, int kWgs, int kN, int kStages, int kMinBlocks>
+__global__ void __launch_bounds__((kWgs * 4 + 1) * 32, kMinBlocks)
+    fp8_expert_wgmma_kernel(Fp8ExpertGemmArgs args, int passes) {
+  static_assert(kN % 8 == 0 && kN >= 8 && kN <= 256);
+  static_assert(kStage != ExpertGemmStage::kGateUp || kWgs * 32 == kChunkK,
+                "L1 CTAs own one 128-output requantization group");
+  constexpr int kStageBytes = stage_bytes<kWgs, kN>();
+  static_assert(kStageBytes % 1024 == 0, "stages must keep the 1024-byte swizzle alignment");
+  constexpr int kConsumerThreads = kWgs * 128;
+  constexpr int kSubN = kN < 32 ? kN : 32;  // WGMMA N per instruction
+  constexpr int kSubs = kN / kSubN;
+  static_assert(kSubs == 1 || kSubs == 2);
+  extern __shared__ unsigned char smem_raw[];
+  __shared__ __align__(8) std::uint64_t full[kStages];
+  __shared__ __align__(8) std::uint64_t empty[kStages];
+  __shared__ unsigned amax[kN];
+
+  int const slot = static_cast<int>(blockIdx.y);
+  if (slot >= *args.num_active) {
+    return;
+  }
+  int const expert = args.active_experts[slot];
+  int const row_begin = args.expert_offsets[expert];
+  int const row_end = args.expert_offsets[expert + 1];
+  int const chunks = args.chunks;
+  std::int64_t const k_total = static_cast<std::int64_t>(chunks) * kChunkK;
+  int const warp = static_cast<int>(threadIdx.x) / 32;
+  int const lane = static_cast<int>(threadIdx.x) % 32;
+
+  std::uint32_t const smem_base = (ptx::smem_address(smem_raw) + 1023u) & ~1023u;
+  if (threadIdx.x == 0) {
+    for (int s = 0; s < kStages; ++s) {
+      ptx::mbarrier_init(ptx::smem_address(&full[s]), 33);         // expect_tx + 32 cp.async lanes
+      ptx::mbarrier_init(ptx::smem_address(&empty[s]), kWgs * 4);  // one per consumer warp
+    }
+    ptx::fence_barrier_init();
+  }
+  __syncthreads();
+
+  int const group = static_cast<int>(blockIdx.x) / passes;  // 128 rows: kWgs 64-row tiles
+  int const first_pass = row_begin + (static_cast<int>(blockIdx.x) % passes) * kN;
+  if (first_pass >= row_end) {
+    return;
+  }
+  std::int64_t const tile0 = static_cast<std::int64_t>(group) * kWgs;
+  std::uint8_t const* const weights = args.weights + expert * args.weight_stride;
+
+  if (warp == kWgs * 4) {
+    // Producer warp.
+    int it = 0;
+    for (int pass = first_pass; pass < row_end; pass += passes * kN) {
+      int const rows = min(kN, row_end - pass);
+      for (int c = 0; c < chunks; ++c, ++it) {
+        int const s = it % kStages;
+        std::uint32_t const round = static_cast<std::uint32_t>(it / kStages);
+        std::uint32_t const full_bar = ptx::smem_address(&full[s]);
+        ptx::mbarrier_wait(ptx::smem_address(&empty[s]), (round & 1u) ^ 1u);
+        std::uint32_t const stage = smem_base + static_cast<std::uint32_t>(s * kStageBytes);
+        if (lane == 0) {
+          ptx::mbarrier_arrive_expect_tx(full_bar, kWgs * kWgmmaChunkBytes);
+#pragma unroll
+          for (int w = 0; w < kWgs; ++w) {
+            ptx::bulk_copy_g2s(stage + w * kWgmmaChunkBytes,
+                               weights + ((tile0 + w) * chunks + c) * kWgmmaChunkBytes,
+                               kWgmmaChunkBytes, full_bar);
+          }
+        }
+        std::uint32_t const x_stage = stage + kWgs * kWgmmaChunkBytes;
+#pragma unroll
+        for (int u = lane; u < kN * 8; u += 32) {
+          int const r = u / 8;
+          int const unit = u % 8;
+          std::uint32_t const dst = x_stage + r * kChunkK + ((unit ^ (r & 7)) << 4);
+          bool const present = r < rows;
+          std::uint8_t const* src =
+              present ? args.x + (pass + r) * k_total + c * kChunkK + unit * 16 : args.x;
+          ptx::copy_16_zfill(dst, src, present ? 16u : 0u);
+        }
+        ptx::cp_async_arrive_noinc(full_bar);
+      }
+    }
+    return;
+  }
+
+  // Consumer warpgroups.
+  int const wg = warp / 4;
+  int const wslice = warp % 4;
+  int const g = lane / 4;
+  int const t = lane % 4;
+  std::int64_t const tile = tile0 + wg;
+  float const* const scales =
+      args.weight_scales + expert * args.scale_stride + tile * chunks * kWgmmaScalesPerTileChunk;
+
+  int it = 0;
+  for (int pass = first_pass; pass < row_end; pass += passes * kN) {
+    int const rows = min(kN, row_end - pass);
+    float acc[kN / 2];
+#pragma unroll
+    for (int i = 0; i < kN / 2; ++i) {
+      acc[i] = 0.0f;
+    }
+    for (int c = 0; c < chunks; ++c, ++it) {
+      int const s = it % kStages;
+      std::uint32_t const round = static_cast<std::uint32_t>(it / kStages);
+      float2 const ws = __ldg(reinterpret_cast<float2 const*>(scales) + c);
+      // Each token's activation scale of this chunk (0 past the segment: those columns are
+      // zero-filled and never written). Loaded before the wait for up to 32 rows; wider passes
+      // load them after the MMA (registers).
+      auto const x_scale = [&](int col) {
+        return col < rows
+                   ? __ldg(args.x_scales + (pass + col) * static_cast<std::int64_t>(chunks) + c)
+                   : 0.0f;
+      };
+      constexpr bool kPrefetchScales = kN <= 32;
+      float xs[kPrefetchScales ? kN / 8 : 1][2];
+      if constexpr (kPrefetchScales) {
+#pragma unroll
+        for (int j = 0; j < kN / 8; ++j) {
+          xs[j][0] = x_scale(8 * j + 2 * t);
+          xs[j][1] = x_scale(8 * j + 2 * t + 1);
+        }
+      }
+      ptx::mbarrier_wait(ptx::smem_address(&full[s]), round & 1u);
+      ptx::fence_proxy_async_shared();
+      std::uint32_t const stage = smem_base + static_cast<std::uint32_t>(s * kStageBytes);
+      std::uint32_t const a_base = stage + wg * kWgmmaChunkBytes;
+      std::uint32_t const b_base = stage + kWgs * kWgmmaChunkBytes;
+      // The pass in sub-tiles of kSubN rows, each with its own chunk accumulator (kSubN/2
+      // registers), all issued before the first wait; sub-tiles past the expert's rows are
+      // skipped (an empty commit group keeps the wait counts uniform).
+      float part[kSubs][kSubN / 2];
+      ptx::wgmma_fence();
+#pragma unroll
+      for (int sub = 0; sub < kSubs; ++sub) {
+        if (sub * kSubN < rows) {
+#pragma unroll
+          for (int k = 0; k < kChunkK / 32; ++k) {
+            ptx::WgmmaFp8<kSubN>::run(part[sub], ptx::smem_desc_sw128(a_base + k * 32),
+                                      ptx::smem_desc_sw128(b_base + sub * kSubN * kChunkK + k * 32),
+                                      k > 0);
+          }
+        }
+        ptx::wgmma_commit();
+      }
+#pragma unroll
+      for (int sub = 0; sub < kSubs; ++sub) {
+        if (sub + 1 < kSubs) {
+          ptx::wgmma_wait<kSubs - 1>();
+        } else {
+          ptx::wgmma_wait<0>();
+        }
+        ptx::fence_accumulators<kSubN>(part[sub]);
+        if (sub * kSubN < rows) {
+#pragma unroll
+          for (int jj = 0; jj < kSubN / 8; ++jj) {
+            int const j = sub * (kSubN / 8) + jj;
+            float x0 = 0.0f;
+            float x1 = 0.0f;
+            if constexpr (kPrefetchScales) {
+              x0 = xs[j][0];
+              x1 = xs[j][1];
+            } else {
+              x0 = x_scale(8 * j + 2 * t);
+              x1 = x_scale(8 * j + 2 * t + 1);
+            }
+            acc[4 * j + 0] += part[sub][4 * jj + 0] * ws.x * x0;
+            acc[4 * j + 1] += part[sub][4 * jj + 1] * ws.x * x1;
+            acc[4 * j + 2] += part[sub][4 * jj + 2] * ws.y * x0;
+            acc[4 * j + 3] += part[sub][4 * jj + 3] * ws.y * x1;
+          }
+        }
+      }
+      __syncwarp();
+      if (lane == 0) {
+        ptx::mbarrier_arrive(ptx::smem_address(&empty[s]));
+      }
+    }
+
+    if constexpr (kStage == ExpertGemmStage::kDown) {
+      int const hidden = args.tiles * kTileRows;
+      int const row = static_cast<int>(tile) * kWgmmaTileRows + 16 * wslice + g;
+#pragma unroll
+      for (int j = 0; j < kN / 8; ++j) {
+#pragma unroll
+        for (int i = 0; i < 4; ++i) {
+          int const col = 8 * j + 2 * t + (i & 1);
+          if (col < rows) {
+            __nv_bfloat16 const v = __float2bfloat16_rn(acc[4 * j + i]);
+            args.y[static_cast<std::int64_t>(pass + col) * hidden + row + (i >= 2 ? 8 : 0)] =
+                __bfloat16_as_ushort(v);
+          }
+        }
+      }
+    } else {
+      int const inter = args.tiles * 8;
+      int const out = static_cast<int>(tile) * 32 + 8 * wslice + g;
+      float const limit = args.swiglu_limit;
+      ptx::named_barrier_sync(kConsumerBarrier, kConsumerThreads);  // last pass's reads are done
+      for (int i = static_cast<int>(threadIdx.x); i < kN; i += kConsumerThreads) {
+        amax[i] = 0u;
+      }
+      ptx::named_barrier_sync(kConsumerBarrier, kConsumerThreads);
+      float hv[kN / 8][2];
+#pragma unroll
+      for (int j = 0; j < kN / 8; ++j) {
+#pragma unroll
+        for (int e = 0; e < 2; ++e) {
+          float gate = acc[4 * j + e];
+          float up = acc[4 * j + 2 + e];
+          if (limit > 0.0f) {
+            up = fminf(fmaxf(up, -limit), limit);
+            gate = fminf(gate, limit);
+          }
+          float v = gate / (1.0f + expf(-gate)) * up;
+          int const col = 8 * j + 2 * t + e;
+          if (args.route_weights != nullptr && col < rows) {
+            v *= args.route_weights[pass + col];
+          }
+          hv[j][e] = v;
+          // amax over the CTA's 128 outputs: the 8 lanes sharing t, then the warps.
+          float m = fabsf(v);
+          m = fmaxf(m, __shfl_xor_sync(0xffffffffu, m, 4));
+          m = fmaxf(m, __shfl_xor_sync(0xffffffffu, m, 8));
+          m = fmaxf(m, __shfl_xor_sync(0xffffffffu, m, 16));
+          if (g == 0 && col < rows) {
+            atomicMax(&amax[col], __float_as_uint(m));
+          }
+        }
+      }
+      ptx::named_barrier_sync(kConsumerBarrier, kConsumerThreads);
+      int const groups = inter / kChunkK;
+#pragma unroll
+      for (int j = 0; j < kN / 8; ++j) {
+#pragma unroll
+        for (int e = 0; e < 2; ++e) {
+          int const col = 8 * j + 2 * t + e;
+          if (col < rows) {
+            float const a = __uint_as_float(amax[col]);
+            float const scale =
+                args.requant == RequantScale::kPow2
+                    ? exp2f(static_cast<float>(log2_ceil(fmaxf(a, 1e-4f) * (1.0f / 448.0f))))
+                    : fmaxf(a, 1e-10f) / 448.0f;
+            float const q = fminf(fmaxf(hv[j][e] / scale, -448.0f), 448.0f);
+            __nv_fp8_e4m3 const code(q);
+            std::int64_t const r = pass + col;
+            args.h[r * inter + out] = code.__x;
+            if (threadIdx.x < 4) {
+              args.h_scales[r * groups + group] = scale;
+            }
+          }
+        }
+      }
+    }
+  }
+}
+
+// Configurations: L1 CTAs of 4 consumer warpgroups (128 outputs = one requantization group,
+// 256 weight rows, 32 KB per stage), one per SM; L2 CTAs of 2 (128 hidden rows, 16 KB per
+// stage), three per SM with 8 rows per pass. Stages fill ~200 KB of shared memory per SM.
+template <ExpertGemmStage kStage, int kN>
+struct Config;
+template <int kN>
+struct Config<ExpertGemmStage::kGateUp, kN> {
+  static constexpr int kWgs = 4;
+  static constexpr int kStages = kN <= 8 ? 6 : 5;
+  static constexpr int kMinBlocks = 1;
+};
+template <int kN>
+struct Config<ExpertGemmStage::kDown, kN> {
+  static constexpr int kWgs = 2;
+  static constexpr int kStages = 4;
+  static constexpr int kMinBlocks = kN <= 16 ? 3 : 2;
+};
+
+template <ExpertGemmStage kStage, int kN>
+constexpr auto kernel_for() {
+  using C = Config<kStage, kN>;
+  return fp8_expert_wgmma_kernel<kStage, C::kWgs, kN, C::kStages, C::kMinBlocks>;
+}
+
+template <ExpertGemmStage kStage, int kN>
+constexpr std::size_t smem_bytes() {
+  using C = Config<kStage, kN>;
+  return static_cast<std::size_t>(C::kStages) * stage_bytes<C::kWgs, kN>() + 1024;  // + alignment
+}
+
+template <ExpertGemmStage kStage, int kN>
+cudaError_t raise_smem_limit() {
+  return cudaFuncSetAttribute(kernel_for<kStage, kN>(), cudaFuncAttributeMaxDynamicSharedMemorySize,
+                              static_cast<int>(smem_bytes<kStage, kN>()));
+}
+
+// Passes run side by side for up to this many rows per expert; more rows loop inside the CTAs.
+constexpr int kMaxParallelPasses = 8;
+
+template <ExpertGemmStage kStage, int kN>
+void launch(Fp8ExpertGemmArgs const& args, cudaStream_t stream) {
+  constexpr int kWgs = Config<kStage, kN>::kWgs;
+  int const tiles64 = args.tiles * kTileRows / kWgmmaTileRows;
+  int const hint = args.rows_per_expert_hint < 1 ? 1 : args.rows_per_expert_hint;
+  int const passes = std::min((hint + kN - 1) / kN, kMaxParallelPasses);
+  dim3 const grid(static_cast<unsigned>(tiles64 / kWgs * passes),
+                  static_cast<unsigned>(args.max_active));
+  kernel_for<kStage, kN>()<<<grid, (kWgs * 4 + 1) * 32, smem_bytes<kStage, kN>(), stream>>>(args,
+                                                                                            passes);
+}
+
+// Rows per pass: the smallest of 8, 16, 32 that holds the hint, else 32 with parallel passes
+// (64-row passes spill at the L1 CTA's 120 registers).
+template <ExpertGemmStage kStage>
+void launch_for_rows(Fp8ExpertGemmArgs const& args, cudaStream_t stream) {
+  int const hint = args.rows_per_expert_hint;
+  if (hint <= 8) {
+    launch<kStage, 8>(args, stream);
+  } else if (hint <= 16) {
+    launch<kStage, 16>(args, stream);
+  } else {
+    launch<kStage, 32>(args, stream);
+  }
+}
+
+}  // namespace
+
+Status preload_fp8_expert_wgmma() {
+  GCMOE_CHECK_CUDA((raise_smem_limit<ExpertGemmStage::kGateUp, 8>()));
+  GCMOE_CHECK_CUDA((raise_smem_limit<ExpertGemmStage::kGateUp, 16>()));
+  GCMOE_CHECK_CUDA((raise_smem_limit<ExpertGemmStage::kGateUp, 32>()));
+  GCMOE_CHECK_CUDA((raise_smem_limit<ExpertGemmStage::kDown, 8>()));
+  GCMOE_CHECK_CUDA((raise_smem_limit<ExpertGemmStage::kDown, 16>()));
+  GCMOE_CHECK_CUDA((raise_smem_limit<ExpertGemmStage::kDown, 32>()));
+  return Status();
+}
+
+Status launch_fp8_expert_wgmma(Fp8ExpertGemmArgs const& args, cudaStream_t stream) {
+  GCMOE_CHECK_ARG_MSG(args.weights != nullptr && args.weight_scales != nullptr &&
+                          args.x != nullptr && args.x_scales != nullptr &&
+                          args.expert_offsets != nullptr && args.active_experts != nullptr &&
+                          args.num_active != nullptr,
+                      "fp8 expert wgmma: a required pointer is null");
+  bool const gate_up = args.stage == ExpertGemmStage::kGateUp;
+  // CTAs own 128 outputs (L1: 16 tiles of 8, one requantization group) or 128 rows (L2: 8 of 16).
+  GCMOE_CHECK_ARG_MSG(args.tiles > 0 && args.tiles % (gate_up ? 16 : 8) == 0,
+                      "fp8 expert wgmma: I and H must be positive multiples of 128");
+  GCMOE_CHECK_ARG_MSG(args.chunks > 0, "fp8 expert wgmma: K must be a positive multiple of 128");
+  GCMOE_CHECK_ARG_MSG(args.rows_per_expert_hint <= (1 << 20), "fp8 expert wgmma: bad hint");
+  GCMOE_CHECK_ARG_MSG(
+      reinterpret_cast<std::uintptr_t>(args.weights) % 16 == 0 && args.weight_stride % 16 == 0,
+      "fp8 expert wgmma: weights must be 16-byte aligned (bulk copies)");
+  GCMOE_CHECK_ARG_MSG(!gate_up || (args.h != nullptr && args.h_scales != nullptr),
+                      "fp8 expert wgmma: gate/up stage needs h and h_scales");
+  GCMOE_CHECK_ARG_MSG(gate_up || args.y != nullptr, "fp8 expert wgmma: down stage needs y");
+  if (args.max_active <= 0) {
+    return Status();
+  }
+  gate_up ? launch_for_rows<ExpertGemmStage::kGateUp>(args, stream)
+          : launch_for_rows<ExpertGemmStage::kDown>(args, stream);
+  GCMOE_CHECK_LAUNCH();
+  return Status();
+}
+
+}  // namespace gcmoe::kernels

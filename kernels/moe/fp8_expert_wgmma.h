@@ -1,0 +1,33 @@
+#pragma once
+// GC-MoE compute-partition kernel, version 2: the FP8×FP8 expert FFN on Hopper's native FP8
+// tensor path (WGMMA m64nNk32 e4m3, f32 accumulation), swap-AB: weight rows on M (one 64-row tile
+// per consumer warpgroup), the expert's token rows on N (8 to 128 per pass). Same contract as
+// version 1 (fp8_expert_gemm.h: Fp8ExpertGemmArgs, one launch per projection, SwiGLU and the
+// requantization fused into L1), with the weights packed by fp8_expert_wgmma_layout.h.
+//
+// Pipeline per CTA: one producer warp streams each (tile, chunk) — 8 KB, already in WGMMA's
+// swizzled shared-memory image — with bulk copies (TMA, no tensor map) that complete on a
+// per-stage mbarrier, and the expert's x rows for that chunk with cp.async (swizzled by address,
+// rows past the expert's segment zero-filled) that arrive on the same barrier; the consumer
+// warpgroups wait on it, run four WGMMA k-steps into a chunk accumulator, release the stage, and
+// fold the chunk in with its weight scale and each token's activation scale (the 128×128 blocks
+// make every chunk a separately scaled partial sum).
+// CPU reference: kernels/moe/expert_ffn_ref.h.
+
+#include <cuda_runtime.h>
+
+#include "engine/common/status.h"
+#include "kernels/moe/fp8_expert_gemm.h"
+
+namespace gcmoe::kernels {
+
+// Loads every instantiation and raises its shared-memory limit; call before concurrent launches.
+Status preload_fp8_expert_wgmma();
+
+// args.tiles counts 16-row tiles as in version 1 (L1: I/8, L2: H/16); args.weights /
+// weight_scales point at pack_gate_up_wgmma / pack_down_wgmma images, weight_stride and
+// scale_stride are one expert's bytes and floats in them. Rows per pass: 8, 32, then 64 (L1) or
+// 128 (L2), chosen by rows_per_expert_hint; more rows take more passes.
+Status launch_fp8_expert_wgmma(Fp8ExpertGemmArgs const& args, cudaStream_t stream);
+
+}  // namespace gcmoe::kernels

@@ -1,0 +1,88 @@
+#include "kernels/moe/fp8_expert_wgmma_layout.h"
+
+#include <cstring>
+
+#include "engine/common/check.h"
+
+namespace gcmoe::kernels {
+namespace {
+
+constexpr std::int64_t kScaleBlock = 128;
+
+Status check_view(Fp8WeightView const& view, char const* name) {
+  GCMOE_RETURN_IF_ERROR(formats::check_block_dims(view.dims, {kScaleBlock, kScaleBlock}));
+  formats::MatrixDims const sdims = formats::scale_dims(view.dims, {kScaleBlock, kScaleBlock});
+  GCMOE_CHECK_ARG(static_cast<std::int64_t>(view.codes.size()) == view.dims.elements(),
+                  "{}: {} codes for [{}, {}]", name, view.codes.size(), view.dims.rows,
+                  view.dims.cols);
+  GCMOE_CHECK_ARG(static_cast<std::int64_t>(view.scale_inv.size()) == sdims.elements(),
+                  "{}: {} scales, want [{}, {}]", name, view.scale_inv.size(), sdims.rows,
+                  sdims.cols);
+  GCMOE_CHECK_ARG(view.dims.cols % kChunkK == 0, "{}: K = {} is not a multiple of {}", name,
+                  view.dims.cols, kChunkK);
+  GCMOE_CHECK_ARG(view.dims.rows % kScaleBlock == 0, "{}: {} rows is not a multiple of {}", name,
+                  view.dims.rows, kScaleBlock);
+  return Status();
+}
+
+struct RowSource {
+  Fp8WeightView const* view = nullptr;
+  std::int64_t row = 0;
+};
+
+template <typename RowOf>
+PackedExpertWeights pack(std::int64_t tiles, std::int64_t cols, RowOf&& row_of) {
+  PackedExpertWeights out;
+  out.tiles = tiles;
+  out.chunks = cols / kChunkK;
+  out.bytes.resize(static_cast<std::size_t>(tiles * out.chunks * kWgmmaChunkBytes));
+  out.scales.resize(static_cast<std::size_t>(tiles * out.chunks * kWgmmaScalesPerTileChunk));
+  std::int64_t const scale_cols = cols / kScaleBlock;
+  for (std::int64_t tile = 0; tile < tiles; ++tile) {
+    std::uint8_t const* rows[kWgmmaTileRows];
+    for (int r = 0; r < kWgmmaTileRows; ++r) {
+      RowSource const src = row_of(tile, r);
+      rows[r] = src.view->codes.data() + src.row * cols;
+    }
+    for (std::int64_t chunk = 0; chunk < out.chunks; ++chunk) {
+      std::uint8_t* const dst = out.bytes.data() + (tile * out.chunks + chunk) * kWgmmaChunkBytes;
+      for (int r = 0; r < kWgmmaTileRows; ++r) {
+        for (int k = 0; k < kChunkK; k += 16) {
+          std::memcpy(dst + wgmma_swizzled_offset(r, k), rows[r] + chunk * kChunkK + k, 16);
+        }
+      }
+      for (int half = 0; half < kWgmmaScalesPerTileChunk; ++half) {
+        RowSource const src = row_of(tile, half * 8);
+        out.scales[static_cast<std::size_t>((tile * out.chunks + chunk) * kWgmmaScalesPerTileChunk +
+                                            half)] =
+            src.view
+                ->scale_inv[static_cast<std::size_t>((src.row / kScaleBlock) * scale_cols + chunk)];
+      }
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
+StatusOr<PackedExpertWeights> pack_gate_up_wgmma(Fp8WeightView const& gate,
+                                                 Fp8WeightView const& up) {
+  GCMOE_RETURN_IF_ERROR(check_view(gate, "gate"));
+  GCMOE_RETURN_IF_ERROR(check_view(up, "up"));
+  GCMOE_CHECK_ARG(gate.dims == up.dims, "gate [{}, {}] and up [{}, {}] differ", gate.dims.rows,
+                  gate.dims.cols, up.dims.rows, up.dims.cols);
+  return pack(gate.dims.rows / 32, gate.dims.cols, [&](std::int64_t tile, int row) {
+    int const slice = row / 16;
+    int const r = row % 16;
+    return RowSource{r < 8 ? &gate : &up, tile * 32 + slice * 8 + r % 8};
+  });
+}
+
+StatusOr<PackedExpertWeights> pack_down_wgmma(Fp8WeightView const& down) {
+  GCMOE_RETURN_IF_ERROR(check_view(down, "down"));
+  return pack(down.dims.rows / kWgmmaTileRows, down.dims.cols, [&](std::int64_t tile, int row) {
+    return RowSource{&down, tile * kWgmmaTileRows + row};
+  });
+}
+
+}  // namespace gcmoe::kernels
