@@ -7,7 +7,7 @@ namespace gcmoe::kernels {
 
 Status moe_combine_ref(CombineShape shape, std::span<float const> slots,
                        std::span<float const> weights, bool apply_weights,
-                       std::span<float const> shared, std::span<float> out) {
+                       std::span<float const> shared, std::span<float> out, bool round_to_bf16) {
   auto const [tokens, top_k, hidden] = shape;
   GCMOE_CHECK_ARG(tokens >= 0 && top_k > 0 && hidden > 0, "bad combine shape T={} k={} H={}",
                   tokens, top_k, hidden);
@@ -30,7 +30,7 @@ Status moe_combine_ref(CombineShape shape, std::span<float const> slots,
       if (!shared.empty()) {
         acc += shared[t * hidden + c];
       }
-      out[t * hidden + c] = formats::decode_bf16(formats::encode_bf16(acc));
+      out[t * hidden + c] = round_to_bf16 ? formats::decode_bf16(formats::encode_bf16(acc)) : acc;
     }
   }
   return Status();

@@ -18,8 +18,13 @@ MoeLayerConfig moe_layer_config(MoeFamily family, std::int32_t hidden, std::int3
   switch (family) {
     case MoeFamily::kDeepseekV4:
     case MoeFamily::kDeepseekV41:
-      c.router = deepseek_v4_router_params();
+      c.router = family == MoeFamily::kDeepseekV4 ? deepseek_v4_router_params()
+                                                  : deepseek_v41_router_params();
+      // Same clamp on routed and shared experts (the reference builds both with swiglu_limit;
+      // transformers' DeepseekV4MLP and DeepseekV4Experts clamp too).
       c.expert.swiglu_limit = 10.0f;
+      // The reference's order, w2(weight * act); transformers V4 multiplies after w2 instead
+      // (equal in exact math; the golden test sees the fp32 rounding difference only).
       c.expert.weight_before_down = true;
       c.expert.activation_recipe = fp8_activations ? formats::ActivationRecipe::kDeepseekUe8m0
                                                    : formats::ActivationRecipe::kExactFp32;
@@ -37,7 +42,8 @@ MoeLayerConfig moe_layer_config(MoeFamily family, std::int32_t hidden, std::int3
 
 StatusOr<MoeLayerResult> moe_layer_ref(MoeLayerConfig const& config, MoeLayerWeights const& weights,
                                        std::span<float const> x,
-                                       std::span<std::int32_t const> token_ids) {
+                                       std::span<std::int32_t const> token_ids,
+                                       std::span<std::uint8_t const> image_mask) {
   auto const h = static_cast<std::size_t>(config.hidden);
   GCMOE_CHECK_ARG(h > 0 && x.size() % h == 0, "moe layer: x has {} floats, not rows of {}",
                   x.size(), h);
@@ -59,7 +65,9 @@ StatusOr<MoeLayerResult> moe_layer_ref(MoeLayerConfig const& config, MoeLayerWei
                                                      .gate_weight = weights.gate_weight,
                                                      .bias = weights.bias,
                                                      .token_ids = token_ids,
-                                                     .hash_table = weights.hash_table},
+                                                     .hash_table = weights.hash_table,
+                                                     .bias_vl = weights.bias_vl,
+                                                     .image_mask = image_mask},
                                                     shape, config.router));
   auto const k = static_cast<std::size_t>(config.top_k);
   std::size_t const slots_count = static_cast<std::size_t>(tokens) * k;
@@ -97,6 +105,8 @@ StatusOr<MoeLayerResult> moe_layer_ref(MoeLayerConfig const& config, MoeLayerWei
     }
   }
 
+  // The shared expert sees every token, unweighted and unscaled (routed_scaling multiplies the
+  // routed weights only: reference, transformers V4 and GLM blocks all add it after the sum).
   std::vector<float> shared;
   if (weights.shared.has_value()) {
     ExpertFfnOptions shared_options = config.expert;
@@ -105,9 +115,10 @@ StatusOr<MoeLayerResult> moe_layer_ref(MoeLayerConfig const& config, MoeLayerWei
     GCMOE_RETURN_IF_ERROR(expert_ffn_ref(*weights.shared, shared_options, x, {}, shared));
   }
   result.out.resize(x.size());
-  GCMOE_RETURN_IF_ERROR(moe_combine_ref(
-      {.tokens = tokens, .top_k = config.top_k, .hidden = config.hidden}, slots,
-      result.routing.topk_weights, !config.expert.weight_before_down, shared, result.out));
+  GCMOE_RETURN_IF_ERROR(
+      moe_combine_ref({.tokens = tokens, .top_k = config.top_k, .hidden = config.hidden}, slots,
+                      result.routing.topk_weights, !config.expert.weight_before_down, shared,
+                      result.out, config.round_output_to_bf16));
   return result;
 }
 

@@ -15,6 +15,12 @@ RouterParams deepseek_v4_router_params() {
           .routed_scaling = 1.5f};
 }
 
+RouterParams deepseek_v41_router_params() {
+  RouterParams params = deepseek_v4_router_params();
+  params.gate_temperature = 1.0f;  // `gate_temp` is absent from the release config
+  return params;
+}
+
 RouterParams glm5_router_params() {
   return {.score = RouterScore::kSigmoid,
           .renormalize = true,
@@ -56,6 +62,13 @@ StatusOr<RouterRefResult> router_ref(RouterRefInputs const& in, RouterShape cons
                   in.gate_weight.size(), e_count * h);
   GCMOE_CHECK_ARG(in.bias.empty() || in.bias.size() == e_count, "router: bias has {} values",
                   in.bias.size());
+  GCMOE_CHECK_ARG(in.image_mask.empty() || in.image_mask.size() == t_count,
+                  "router: image mask has {} entries for {} tokens", in.image_mask.size(), t_count);
+  GCMOE_CHECK_ARG(in.image_mask.empty() || in.bias_vl.size() == e_count,
+                  "router: an image mask needs bias_vl of {} values, got {}", e_count,
+                  in.bias_vl.size());
+  GCMOE_CHECK_ARG(std::isfinite(params.gate_temperature) && params.gate_temperature > 0.0f,
+                  "router: gate temperature {} must be positive", params.gate_temperature);
   bool const hashed = !in.hash_table.empty();
   std::size_t vocab = 0;
   if (hashed) {
@@ -74,14 +87,19 @@ StatusOr<RouterRefResult> router_ref(RouterRefInputs const& in, RouterShape cons
   std::vector<std::int32_t> order(e_count);
   for (std::size_t t = 0; t < t_count; ++t) {
     float* sel = out.selection.data() + t * e_count;
+    bool const image_token = !in.image_mask.empty() && in.image_mask[t] != 0;
+    std::span<float const> const bias = image_token ? in.bias_vl : in.bias;
     for (std::size_t e = 0; e < e_count; ++e) {
       double acc = 0.0;
       for (std::size_t i = 0; i < h; ++i) {
         acc +=
             static_cast<double>(in.x[t * h + i]) * static_cast<double>(in.gate_weight[e * h + i]);
       }
-      scores[e] = router_score(params.score, static_cast<float>(acc));
-      sel[e] = in.bias.empty() ? scores[e] : scores[e] + in.bias[e];
+      // fp32 logit, then (V4.1) the fp32 division by gate_temp as transformers does it (exact
+      // for the release's gate_temp 1.0).
+      float const logit = static_cast<float>(acc) / params.gate_temperature;
+      scores[e] = router_score(params.score, logit);
+      sel[e] = bias.empty() ? scores[e] : scores[e] + bias[e];
     }
     std::int32_t* ids = out.topk_ids.data() + t * k;
     if (hashed) {

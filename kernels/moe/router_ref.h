@@ -1,14 +1,17 @@
 #pragma once
 // CPU reference of the MoE router, model-spec.md §2, and the contract the CUDA router
 // (kernels/moe/routing.h) is tested against:
-//   logits = x · Wgᵀ                       fp32 inputs; here accumulated in double, rounded to fp32
+//   logits = x · Wgᵀ / gate_temperature    fp32 inputs; here accumulated in double, rounded to
+//                                          fp32 (gate_temperature: V4.1 `gate_temp`, 1.0)
 //   s      = sqrt(softplus(logits))        DeepSeek V4/V4.1 (softplus threshold 20, as torch)
 //          | sigmoid(logits)               GLM-5.2
-//   ids    = top-k of (s + bias)           bias (fp32, optional) for the selection only
+//   ids    = top-k of (s + bias)           bias (fp32, optional) for the selection only; V4.1
+//                                          image-span tokens (image_mask) use bias_vl instead
 //          | hash_table[token_id]          DeepSeek-V4 hash layers (layer < num_hash_layers)
 //   w      = s[ids] / (sum of s[ids] + renorm_epsilon) * routed_scaling   (if renormalize)
 // Order of the k outputs of a token: descending selection score s + bias, ties to the lower
 // expert index; a hash layer keeps its table's order.
+// Checked against transformers' own routers by tests/unit/kernels/moe/moe_layer_golden_test.cc.
 
 #include <cstdint>
 #include <span>
@@ -29,13 +32,24 @@ struct RouterShape {
 
 struct RouterParams {
   RouterScore score = RouterScore::kSigmoid;
+  // Always on for the three families. (transformers' V4.1 router alone skips it at top_k == 1;
+  // the official reference normalizes at any k, and every released layer has k >= 3.)
   bool renormalize = true;
-  float renorm_epsilon = 0.0f;  // DeepSeek reference 0; GLM-5.2 (HF) 1e-20
+  // DeepSeek reference 0; GLM-5.2 (HF) 1e-20. transformers adds 1e-20 for DeepSeek too: the two
+  // differ in the last bit only when the k scores sum below ~1.7e-13 (every selected logit below
+  // about -60), and materially only when all k scores underflow to 0 (the reference's 0/0 is NaN,
+  // transformers' is 0). We keep the official reference's 0.
+  float renorm_epsilon = 0.0f;
   float routed_scaling = 1.0f;  // applied after renormalization
+  // DeepSeek-V4.1 `gate_temp` (config key absent in the release -> 1.0): the logits are divided
+  // by it before scoring (transformers DeepseekV41TopKRouter). 1.0 everywhere else.
+  float gate_temperature = 1.0f;
 };
 
-// DeepSeek-V4-Flash / V4.1-Flash: sqrtsoftplus, normalized, x1.5.
+// DeepSeek-V4-Flash: sqrtsoftplus, normalized, x1.5.
 RouterParams deepseek_v4_router_params();
+// DeepSeek-V4.1-Flash: as V4 (no hash layers) with gate_temp 1.0.
+RouterParams deepseek_v41_router_params();
 // GLM-5.2: sigmoid, normalized with +1e-20, x2.5.
 RouterParams glm5_router_params();
 
@@ -53,6 +67,11 @@ struct RouterRefInputs {
   std::span<float const> bias = {};               // [E], or empty: no correction bias
   std::span<std::int32_t const> token_ids = {};   // [T], read by a hash layer only
   std::span<std::int32_t const> hash_table = {};  // [vocab, k], or empty: biased top-k
+  // DeepSeek-V4.1: `ffn.gate.bias_vl` [E], the selection bias of image-span tokens, used for
+  // token t when image_mask[t] != 0 (transformers `e_score_correction_bias_vl`). Both empty for
+  // text-only serving and for the other families.
+  std::span<float const> bias_vl = {};
+  std::span<std::uint8_t const> image_mask = {};  // [T], or empty: every token is text
 };
 
 struct RouterRefResult {

@@ -31,6 +31,9 @@ TEST_CASE("combine output is bf16: 1 + 2^-10 rounds to 1") {
   std::vector<float> out(1);
   REQUIRE(moe_combine_ref(shape, slots, {}, false, {}, out).ok());
   CHECK(out[0] == 1.0f);
+  // ... unless the caller asks for the fp32 sum (the golden test against transformers' fp32).
+  REQUIRE(moe_combine_ref(shape, slots, {}, false, {}, out, /*round_to_bf16=*/false).ok());
+  CHECK(out[0] == 1.0f + 1.0f / 1024.0f);
 }
 
 TEST_CASE("combine rejects mismatched sizes") {

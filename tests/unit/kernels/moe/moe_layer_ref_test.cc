@@ -177,6 +177,31 @@ TEST_CASE("MoE layer reference: FP8 activation recipes move the result by FP8 ro
   }
 }
 
+TEST_CASE("MoE layer reference, DeepSeek-V4.1: image-span tokens route with bias_vl") {
+  Layer layer;
+  make_layer(layer, 504, 0.3f, false);
+  std::vector<float> const x = testing::random_floats(kTokens * kHidden, 904);
+  MoeLayerConfig const config =
+      moe_layer_config(MoeFamily::kDeepseekV41, kHidden, kInter, kExperts, kTopK, false);
+  std::vector<std::uint8_t> const image_mask = {0, 1, 0, 1, 1, 0};
+  auto const text = moe_layer_ref(config, layer.weights, x, {});
+  REQUIRE(text.ok());
+  // bias_vl equal to bias: the mask changes nothing.
+  layer.weights.bias_vl = layer.bias;
+  auto const same = moe_layer_ref(config, layer.weights, x, {}, image_mask);
+  REQUIRE(same.ok());
+  CHECK(same->out == text->out);
+  // bias_vl pushing expert 0 to the top: exactly the image tokens select it.
+  std::vector<float> bias_vl(kExperts, 0.0f);
+  bias_vl[0] = 100.0f;
+  layer.weights.bias_vl = bias_vl;
+  auto const image = moe_layer_ref(config, layer.weights, x, {}, image_mask);
+  REQUIRE(image.ok());
+  for (std::size_t t = 0; t < kTokens; ++t) {
+    CHECK((image->routing.topk_ids[t * kTopK] == 0) == (image_mask[t] != 0));
+  }
+}
+
 TEST_CASE("MoE layer reference rejects mismatched weights") {
   Layer layer;
   make_layer(layer, 503, 0.3f, false);
