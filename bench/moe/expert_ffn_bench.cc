@@ -10,6 +10,7 @@
 // The torch peers are bench/moe/expert_ffn_torch.py.
 //
 // Usage: bench_expert_ffn [--out FILE] [--reps 30] [--commit SHA] [--tokens N]
+//                         [--scenario ep1|ep8_rank]
 #include <cuda_runtime.h>
 #include <fmt/format.h>
 
@@ -50,7 +51,8 @@ struct Options {
   std::string out = "expert_ffn.json";
   int reps = 30;
   std::string commit = "unknown";
-  int only_tokens = 0;  // 0: the whole sweep; N: only T = N (profiling runs)
+  int only_tokens = 0;        // 0: the whole sweep; N: only T = N (profiling runs)
+  std::string only_scenario;  // empty: both; "ep1" or "ep8_rank" (profiling runs)
 };
 
 enum class Kernel { kMmaSync, kWgmma };
@@ -216,6 +218,9 @@ Status run(Options const& options) {
              "experts", "kernel", "time_us", "GB/s", "floor_us", "of_copy");
   for (char const* scenario : {"ep1", "ep8_rank"}) {
     bool const ep1 = std::strcmp(scenario, "ep1") == 0;
+    if (!options.only_scenario.empty() && options.only_scenario != scenario) {
+      continue;
+    }
     for (int const tokens : {1, 2, 4, 8, 16, 32, 64, 128, 256}) {
       if (options.only_tokens != 0 && tokens != options.only_tokens) {
         continue;
@@ -311,6 +316,8 @@ int main(int argc, char** argv) {
       options.reps = std::atoi(argv[i + 1]);
     } else if (flag == "--commit") {
       options.commit = argv[i + 1];
+    } else if (flag == "--scenario") {
+      options.only_scenario = argv[i + 1];
     } else if (flag == "--tokens") {
       options.only_tokens = std::atoi(argv[i + 1]);
     } else {

@@ -67,6 +67,18 @@ __device__ __forceinline__ void copy_16_zfill(std::uint32_t dst, void const* src
                : "memory");
 }
 
+// 4-byte cp.async (through L1); src_bytes 0 writes zeros.
+__device__ __forceinline__ void copy_4_zfill(std::uint32_t dst, void const* src,
+                                             std::uint32_t src_bytes) {
+  asm volatile("cp.async.ca.shared.global [%0], [%1], 4, %2;" ::"r"(dst), "l"(src), "r"(src_bytes)
+               : "memory");
+}
+
+// 8-byte cp.async (through L1), both addresses 8-byte aligned.
+__device__ __forceinline__ void copy_8(std::uint32_t dst, void const* src) {
+  asm volatile("cp.async.ca.shared.global [%0], [%1], 8;" ::"r"(dst), "l"(src) : "memory");
+}
+
 // One arrival on `bar` when all of this thread's earlier cp.async copies have landed (the
 // barrier's expected count includes it: .noinc).
 __device__ __forceinline__ void cp_async_arrive_noinc(std::uint32_t bar) {
@@ -81,6 +93,30 @@ __device__ __forceinline__ void fence_proxy_async_shared() {
 
 __device__ __forceinline__ void named_barrier_sync(int id, int threads) {
   asm volatile("bar.sync %0, %1;" ::"r"(id), "r"(threads) : "memory");
+}
+
+// --- clusters --------------------------------------------------------------------------------
+__device__ __forceinline__ std::uint32_t cluster_ctarank() {
+  std::uint32_t rank = 0;
+  asm volatile("mov.u32 %0, %%cluster_ctarank;" : "=r"(rank));
+  return rank;
+}
+
+// The address of the same shared-memory variable in CTA `rank` of this cluster.
+__device__ __forceinline__ std::uint32_t map_shared_to_rank(std::uint32_t address,
+                                                            std::uint32_t rank) {
+  std::uint32_t mapped = 0;
+  asm volatile("mapa.shared::cluster.u32 %0, %1, %2;" : "=r"(mapped) : "r"(address), "r"(rank));
+  return mapped;
+}
+
+__device__ __forceinline__ void store_cluster_u32(std::uint32_t address, std::uint32_t value) {
+  asm volatile("st.shared::cluster.u32 [%0], %1;" ::"r"(address), "r"(value) : "memory");
+}
+
+// Every thread of every CTA of the cluster arrives, then waits (release / acquire).
+__device__ __forceinline__ void cluster_sync() {
+  asm volatile("barrier.cluster.arrive.release;\nbarrier.cluster.wait.acquire;" ::: "memory");
 }
 
 // --- WGMMA ----------------------------------------------------------------------------------

@@ -60,7 +60,14 @@ __global__ void __launch_bounds__((kWgs * 4 + 1) * 32, kMinBlocks)
   int const warp = static_cast<int>(threadIdx.x) / 32;
   int const lane = static_cast<int>(threadIdx.x) % 32;
 
-  std::uint32_t const smem_base = (ptx::smem_address(smem_raw) + 1023u) & ~1023u;
+  // Dynamic shared memory: kStages stages (weights, x rows) from the first 1024-byte boundary,
+  // then the stages' scales [kStages][kScaleFloats].
+  std::uint32_t const align_pad =
+      ((ptx::smem_address(smem_raw) + 1023u) & ~1023u) - ptx::smem_address(smem_raw);
+  std::uint32_t const smem_base = ptx::smem_address(smem_raw) + align_pad;
+  constexpr int kScaleFloats = kN + 2 * kWgs;  // per stage: x rows', then the tiles' weight pairs
+  float* const scale_stages =
+      reinterpret_cast<float*>(smem_raw + align_pad + kStages * kStageBytes);
   if (threadIdx.x == 0) {
     for (int s = 0; s < kStages; ++s) {
       ptx::mbarrier_init(ptx::smem_address(&full[s]), 33);         // expect_tx + 32 cp.async lanes
@@ -109,6 +116,21 @@ __global__ void __launch_bounds__((kWgs * 4 + 1) * 32, kMinBlocks)
               present ? args.x + (pass + r) * k_total + c * kChunkK + unit * 16 : args.x;
           ptx::copy_16_zfill(dst, src, present ? 16u : 0u);
         }
+        // The rows' activation scales of chunk c (zeros past the rows) and the tiles' weight
+        // scale_inv pairs, so no consumer waits on a global load.
+        float* const stage_scales = scale_stages + s * kScaleFloats;
+        for (int r = lane; r < kN; r += 32) {
+          bool const present = r < rows;
+          float const* src =
+              present ? args.x_scales + (pass + r) * static_cast<std::int64_t>(chunks) + c
+                      : args.x_scales;
+          ptx::copy_4_zfill(ptx::smem_address(stage_scales + r), src, present ? 4u : 0u);
+        }
+        if (lane < kWgs) {
+          ptx::copy_8(ptx::smem_address(stage_scales + kN + 2 * lane),
+                      args.weight_scales + expert * args.scale_stride +
+                          ((tile0 + lane) * chunks + c) * kWgmmaScalesPerTileChunk);
+        }
         ptx::cp_async_arrive_noinc(full_bar);
       }
     }
@@ -121,8 +143,6 @@ __global__ void __launch_bounds__((kWgs * 4 + 1) * 32, kMinBlocks)
   int const g = lane / 4;
   int const t = lane % 4;
   std::int64_t const tile = tile0 + wg;
-  float const* const scales =
-      args.weight_scales + expert * args.scale_stride + tile * chunks * kWgmmaScalesPerTileChunk;
 
   int it = 0;
   for (int pass = first_pass; pass < row_end; pass += passes * kN) {
@@ -135,29 +155,13 @@ __global__ void __launch_bounds__((kWgs * 4 + 1) * 32, kMinBlocks)
     for (int c = 0; c < chunks; ++c, ++it) {
       int const s = it % kStages;
       std::uint32_t const round = static_cast<std::uint32_t>(it / kStages);
-      float2 const ws = __ldg(reinterpret_cast<float2 const*>(scales) + c);
-      // Each token's activation scale of this chunk (0 past the segment: those columns are
-      // zero-filled and never written). Loaded before the wait for up to 32 rows; wider passes
-      // load them after the MMA (registers).
-      auto const x_scale = [&](int col) {
-        return col < rows
-                   ? __ldg(args.x_scales + (pass + col) * static_cast<std::int64_t>(chunks) + c)
-                   : 0.0f;
-      };
-      constexpr bool kPrefetchScales = kN <= 32;
-      float xs[kPrefetchScales ? kN / 8 : 1][2];
-      if constexpr (kPrefetchScales) {
-#pragma unroll
-        for (int j = 0; j < kN / 8; ++j) {
-          xs[j][0] = x_scale(8 * j + 2 * t);
-          xs[j][1] = x_scale(8 * j + 2 * t + 1);
-        }
-      }
       ptx::mbarrier_wait(ptx::smem_address(&full[s]), round & 1u);
       ptx::fence_proxy_async_shared();
       std::uint32_t const stage = smem_base + static_cast<std::uint32_t>(s * kStageBytes);
       std::uint32_t const a_base = stage + wg * kWgmmaChunkBytes;
       std::uint32_t const b_base = stage + kWgs * kWgmmaChunkBytes;
+      float const* const stage_scales = scale_stages + s * kScaleFloats;
+      float2 const ws = *reinterpret_cast<float2 const*>(stage_scales + kN + 2 * wg);
       // The pass in sub-tiles of kSubN rows, each with its own chunk accumulator (kSubN/2
       // registers), all issued before the first wait; sub-tiles past the expert's rows are
       // skipped (an empty commit group keeps the wait counts uniform).
@@ -187,15 +191,9 @@ __global__ void __launch_bounds__((kWgs * 4 + 1) * 32, kMinBlocks)
 #pragma unroll
           for (int jj = 0; jj < kSubN / 8; ++jj) {
             int const j = sub * (kSubN / 8) + jj;
-            float x0 = 0.0f;
-            float x1 = 0.0f;
-            if constexpr (kPrefetchScales) {
-              x0 = xs[j][0];
-              x1 = xs[j][1];
-            } else {
-              x0 = x_scale(8 * j + 2 * t);
-              x1 = x_scale(8 * j + 2 * t + 1);
-            }
+            // The tokens' activation scales of this chunk (0 past the expert's rows).
+            float const x0 = stage_scales[8 * j + 2 * t];
+            float const x1 = stage_scales[8 * j + 2 * t + 1];
             acc[4 * j + 0] += part[sub][4 * jj + 0] * ws.x * x0;
             acc[4 * j + 1] += part[sub][4 * jj + 1] * ws.x * x1;
             acc[4 * j + 2] += part[sub][4 * jj + 2] * ws.y * x0;
@@ -314,7 +312,10 @@ constexpr auto kernel_for() {
 template <ExpertGemmStage kStage, int kN>
 constexpr std::size_t smem_bytes() {
   using C = Config<kStage, kN>;
-  return static_cast<std::size_t>(C::kStages) * stage_bytes<C::kWgs, kN>() + 1024;  // + alignment
+  // Stages, their scales, and up to 1024 bytes to align the first stage.
+  return static_cast<std::size_t>(C::kStages) *
+             (stage_bytes<C::kWgs, kN>() + (kN + 2 * C::kWgs) * sizeof(float)) +
+         1024;
 }
 
 template <ExpertGemmStage kStage, int kN>

@@ -316,6 +316,20 @@ TEST_CASE("fp8 expert FFN (WGMMA): 64-row passes side by side, H a multiple of 1
   CHECK(run_case(c) < kBound);
 }
 
+TEST_CASE("fp8 expert FFN (WGMMA): wide passes, L1 as CTA pairs sharing the amax") {
+  Case c;
+  c.kernel = Kernel::kWgmma;
+  c.hidden = 512;
+  c.inter = 256;
+  c.experts = 4;
+  c.tokens = GENERATE(50, 100, 300);  // 64- and 128-row passes; 300 rows: parallel passes
+  c.top_k = 2;
+  c.all_to_expert_zero = true;
+  c.deepseek_semantics = c.tokens == 100;
+  c.seed = 19 + static_cast<std::uint64_t>(c.tokens);
+  CHECK(run_case(c) < kBound);
+}
+
 TEST_CASE("fp8 expert FFN with DeepSeek's clamp, weight-before-down and pow2 scales") {
   Case c;
   c.kernel = GENERATE(Kernel::kMmaSync, Kernel::kWgmma);
