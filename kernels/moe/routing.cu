@@ -253,6 +253,10 @@ Status route(RouterDeviceInputs const& inputs, RouterShape const& shape, RouterP
   GCMOE_CHECK_ARG_MSG(workspace != nullptr && workspace_bytes >= router_workspace_bytes(shape),
                       "router: workspace smaller than router_workspace_bytes(shape)");
   GCMOE_CHECK_ARG_MSG(shape.num_tokens <= 65535 * kTileT, "router: too many tokens");
+  // The kernel implements the released text-only routers: V4.1's gate temperature is 1.0 there
+  // (router_ref.h has the general form). Refuse, rather than silently ignore, anything else.
+  GCMOE_CHECK_ARG_MSG(params.gate_temperature == 1.0f,
+                      "router: gate_temperature != 1 is not implemented on the GPU");
   Plan const p = make_plan(shape);
   auto* partial = static_cast<float*>(workspace);
   dim3 const gemm_grid(static_cast<unsigned>(p.tiles_e), static_cast<unsigned>(p.tiles_t),

@@ -316,7 +316,7 @@ TEST_CASE("fp8 expert FFN (WGMMA): 64-row passes side by side, H a multiple of 1
   CHECK(run_case(c) < kBound);
 }
 
-TEST_CASE("fp8 expert FFN (WGMMA): wide passes, L1 as CTA pairs sharing the amax") {
+TEST_CASE("fp8 expert FFN (WGMMA): wide hints run 32-row passes side by side") {
   Case c;
   c.kernel = Kernel::kWgmma;
   c.hidden = 512;
