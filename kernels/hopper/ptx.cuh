@@ -95,6 +95,23 @@ __device__ __forceinline__ void named_barrier_sync(int id, int threads) {
   asm volatile("bar.sync %0, %1;" ::"r"(id), "r"(threads) : "memory");
 }
 
+// --- timers and flags ---------------------------------------------------------------------
+__device__ __forceinline__ std::uint64_t global_timer_ns() {
+  std::uint64_t ns = 0;
+  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(ns));
+  return ns;
+}
+
+__device__ __forceinline__ int load_acquire_gpu(int const* p) {
+  int v = 0;
+  asm volatile("ld.acquire.gpu.global.b32 %0, [%1];" : "=r"(v) : "l"(p) : "memory");
+  return v;
+}
+
+__device__ __forceinline__ void store_release_gpu(int* p, int v) {
+  asm volatile("st.release.gpu.global.b32 [%0], %1;" ::"l"(p), "r"(v) : "memory");
+}
+
 // --- clusters --------------------------------------------------------------------------------
 __device__ __forceinline__ std::uint32_t cluster_ctarank() {
   std::uint32_t rank = 0;

@@ -56,6 +56,16 @@ struct Fp8ExpertGemmArgs {
   float const* route_weights = nullptr;  // optional [rows]: h *= weight before requantization
   // kDown output: y [rows, tiles * 16] bf16 bits.
   std::uint16_t* y = nullptr;
+  // Token-ring readiness (WGMMA version only; null: every row is ready). Rows are grouped in ring
+  // blocks of ready_block_rows; the kernel reads block b's rows once ready_blocks[b] >=
+  // ready_epoch (acquire), after starting the weight stream. Counters only grow, so successive
+  // replays use successive epochs and nothing is reset between them. A block not ready within
+  // ready_timeout_ns sets *error to 1 and the kernel goes on (its output is then garbage).
+  int const* ready_blocks = nullptr;
+  int ready_block_rows = 0;
+  int ready_epoch = 1;
+  std::uint64_t ready_timeout_ns = 2'000'000'000;  // 2 s
+  unsigned* error = nullptr;
 };
 
 // Loads both kernel instantiations and raises their shared-memory limit; call before any

@@ -20,7 +20,27 @@ __device__ __forceinline__ int log2_ceil(float v) {
   return (bits & 0x7fffff) != 0 ? exponent + 1 : exponent;
 }
 
-constexpr int kConsumerBarrier = 1;  // named barrier of the consumer warpgroups (0 = syncthreads)
+constexpr int kConsumerBarrier = 1;
+
+// Acquires the readiness counters of the ring blocks holding rows [pass, pass + rows): each
+// lane polls one block until its counter reaches the epoch (ld.acquire.gpu), or the deadline
+// passes — then it raises args.error (the host turns it into DEADLINE_EXCEEDED) and goes on, so
+// a producer that never arrives ends the layer with an error, never a hang.
+__device__ void wait_rows_ready(Fp8ExpertGemmArgs const& args, int pass, int rows, int lane) {
+  int const first = pass / args.ready_block_rows;
+  int const last = (pass + rows - 1) / args.ready_block_rows;
+  for (int b = first + lane; b <= last; b += 32) {
+    std::uint64_t const start = ptx::global_timer_ns();
+    while (ptx::load_acquire_gpu(args.ready_blocks + b) < args.ready_epoch) {
+      if (ptx::global_timer_ns() - start > args.ready_timeout_ns) {
+        atomicExch(args.error, 1u);
+        break;
+      }
+      __nanosleep(64);
+    }
+  }
+  __syncwarp();
+}  // named barrier of the consumer warpgroups (0 = syncthreads)
 
 template <int kWgs, int kN>
 __host__ __device__ constexpr int stage_bytes() {
@@ -86,15 +106,17 @@ __global__ void __launch_bounds__((kWgs * 4 + 1) * 32, kMinBlocks)
   std::uint8_t const* const weights = args.weights + expert * args.weight_stride;
 
   if (warp == kWgs * 4) {
-    // Producer warp.
+    // Producer warp. Per pass: the first stages' weight tiles go out before the pass's token
+    // rows are known to be ready (weights are static, so the HBM stream starts at once), then the
+    // rows' readiness counters are acquired, then their x rows and scales follow.
     int it = 0;
     for (int pass = first_pass; pass < row_end; pass += passes * kN) {
       int const rows = min(kN, row_end - pass);
-      for (int c = 0; c < chunks; ++c, ++it) {
-        int const s = it % kStages;
-        std::uint32_t const round = static_cast<std::uint32_t>(it / kStages);
+      auto const issue_weights = [&](int c) {
+        int const s = (it + c) % kStages;
         std::uint32_t const full_bar = ptx::smem_address(&full[s]);
-        ptx::mbarrier_wait(ptx::smem_address(&empty[s]), (round & 1u) ^ 1u);
+        ptx::mbarrier_wait(ptx::smem_address(&empty[s]),
+                           (static_cast<std::uint32_t>((it + c) / kStages) & 1u) ^ 1u);
         std::uint32_t const stage = smem_base + static_cast<std::uint32_t>(s * kStageBytes);
         if (lane == 0) {
           ptx::mbarrier_arrive_expect_tx(full_bar, kWgs * kWgmmaChunkBytes);
@@ -105,7 +127,12 @@ __global__ void __launch_bounds__((kWgs * 4 + 1) * 32, kMinBlocks)
                                kWgmmaChunkBytes, full_bar);
           }
         }
-        std::uint32_t const x_stage = stage + kWgs * kWgmmaChunkBytes;
+      };
+      auto const issue_tokens = [&](int c) {
+        int const s = (it + c) % kStages;
+        std::uint32_t const full_bar = ptx::smem_address(&full[s]);
+        std::uint32_t const x_stage =
+            smem_base + static_cast<std::uint32_t>(s * kStageBytes) + kWgs * kWgmmaChunkBytes;
 #pragma unroll
         for (int u = lane; u < kN * 8; u += 32) {
           int const r = u / 8;
@@ -132,7 +159,22 @@ __global__ void __launch_bounds__((kWgs * 4 + 1) * 32, kMinBlocks)
                           ((tile0 + lane) * chunks + c) * kWgmmaScalesPerTileChunk);
         }
         ptx::cp_async_arrive_noinc(full_bar);
+      };
+      int const early = min(kStages, chunks);
+      for (int c = 0; c < early; ++c) {
+        issue_weights(c);
       }
+      if (args.ready_blocks != nullptr) {
+        wait_rows_ready(args, pass, rows, lane);
+      }
+      for (int c = 0; c < early; ++c) {
+        issue_tokens(c);
+      }
+      for (int c = early; c < chunks; ++c) {
+        issue_weights(c);
+        issue_tokens(c);
+      }
+      it += chunks;
     }
     return;
   }
@@ -383,6 +425,9 @@ Status launch_fp8_expert_wgmma(Fp8ExpertGemmArgs const& args, cudaStream_t strea
   GCMOE_CHECK_ARG_MSG(!gate_up || (args.h != nullptr && args.h_scales != nullptr),
                       "fp8 expert wgmma: gate/up stage needs h and h_scales");
   GCMOE_CHECK_ARG_MSG(gate_up || args.y != nullptr, "fp8 expert wgmma: down stage needs y");
+  GCMOE_CHECK_ARG_MSG(
+      args.ready_blocks == nullptr || (args.ready_block_rows > 0 && args.error != nullptr),
+      "fp8 expert wgmma: readiness counters need ready_block_rows and error");
   if (args.max_active <= 0) {
     return Status();
   }

@@ -4,13 +4,16 @@
 #include "kernels/moe/fp8_expert_gemm.h"
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <numeric>
 #include <random>
+#include <thread>
 #include <vector>
 
 #include "engine/backends/cuda/device_buffer.h"
+#include "engine/backends/cuda/stream.h"
 #include "engine/formats/activation_quant.h"
 #include "engine/formats/bf16.h"
 #include "engine/formats/fp8_block.h"
@@ -49,6 +52,9 @@ struct Case {
   bool all_to_expert_zero = false;  // skew: every token's first choice is expert 0
   bool deepseek_semantics = false;  // clamp 10, weight before down, pow2 activation scales
   int rows_hint = 0;                // kernel configuration hint; 0: the token count
+  // WGMMA token-ring readiness: counters set 50 ms after L1 starts (it must wait), or never (it
+  // must end with its error flag raised, not hang).
+  enum class Ready { kNoCounters, kLate, kNever } ready = Ready::kNoCounters;
   std::uint64_t seed = 0;
 };
 
@@ -168,9 +174,16 @@ double run_case(Case const& c) {
 
   bool const wgmma = c.kernel == Kernel::kWgmma;
   REQUIRE((wgmma ? preload_fp8_expert_wgmma() : preload_fp8_expert_gemm()).ok());
+  auto stream = cuda::Stream::create();
+  REQUIRE(stream.ok());
   auto const launch = [&](Fp8ExpertGemmArgs const& a) {
-    return wgmma ? launch_fp8_expert_wgmma(a, nullptr) : launch_fp8_expert_gemm(a, nullptr);
+    return wgmma ? launch_fp8_expert_wgmma(a, stream->get())
+                 : launch_fp8_expert_gemm(a, stream->get());
   };
+  constexpr int kBlockRows = 8;
+  int const ready_blocks = static_cast<int>(rows / kBlockRows) + 1;
+  auto d_ready = upload(std::vector<int>(static_cast<std::size_t>(ready_blocks), 0));
+  auto d_error = upload(std::vector<unsigned>{0u});
   Fp8ExpertGemmArgs args;
   args.stage = ExpertGemmStage::kGateUp;
   args.weights = d_l1.data();
@@ -191,7 +204,25 @@ double run_case(Case const& c) {
   args.requant = c.deepseek_semantics ? RequantScale::kPow2 : RequantScale::kAmaxOver448;
   args.swiglu_limit = c.deepseek_semantics ? 10.0f : 0.0f;
   args.route_weights = c.deepseek_semantics ? d_route.data() : nullptr;
+  if (c.ready != Case::Ready::kNoCounters) {
+    args.ready_blocks = d_ready.data();
+    args.ready_block_rows = kBlockRows;
+    args.ready_epoch = 7;
+    args.error = d_error.data();
+    args.ready_timeout_ns = c.ready == Case::Ready::kNever ? 1'000'000 : 10'000'000'000;
+  }
   REQUIRE(launch(args).to_string() == "OK");
+  if (c.ready == Case::Ready::kLate) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    CHECK(cudaStreamQuery(stream->get()) == cudaErrorNotReady);  // L1 is waiting for the rows
+    auto setter = cuda::Stream::create();
+    REQUIRE(setter.ok());
+    std::vector<int> const epoch(static_cast<std::size_t>(ready_blocks), 7);
+    REQUIRE(cudaMemcpyAsync(d_ready.data(), epoch.data(), epoch.size() * sizeof(int),
+                            cudaMemcpyHostToDevice, setter->get()) == cudaSuccess);
+    REQUIRE(setter->synchronize().ok());
+  }
+  args.ready_blocks = nullptr;  // L2 reads h, which L1 wrote in stream order
 
   Fp8ExpertGemmArgs down = args;
   down.stage = ExpertGemmStage::kDown;
@@ -204,8 +235,17 @@ double run_case(Case const& c) {
   down.x = d_h->data();
   down.x_scales = d_hs->data();
   down.y = d_y->data();
+  down.ready_blocks = nullptr;
   REQUIRE(launch(down).to_string() == "OK");
   REQUIRE(cudaDeviceSynchronize() == cudaSuccess);
+  std::vector<unsigned> error_flag(1);
+  REQUIRE(d_error.copy_to_host(error_flag).ok());
+  if (c.ready == Case::Ready::kNever) {
+    std::printf("fp8 expert ffn wgmma: rows never ready -> error flag %u\n", error_flag[0]);
+    CHECK(error_flag[0] == 1u);
+    return 0.0;
+  }
+  CHECK(error_flag[0] == 0u);
 
   std::vector<std::uint16_t> y_bits(static_cast<std::size_t>(rows * h));
   REQUIRE(d_y->copy_to_host(y_bits).ok());
@@ -327,6 +367,33 @@ TEST_CASE("fp8 expert FFN (WGMMA): wide hints run 32-row passes side by side") {
   c.all_to_expert_zero = true;
   c.deepseek_semantics = c.tokens == 100;
   c.seed = 19 + static_cast<std::uint64_t>(c.tokens);
+  CHECK(run_case(c) < kBound);
+}
+
+TEST_CASE("fp8 expert FFN (WGMMA) waits on the token ring's readiness counters") {
+  Case c;
+  c.kernel = Kernel::kWgmma;
+  c.hidden = 512;
+  c.inter = 256;
+  c.experts = 4;
+  c.tokens = 20;
+  c.top_k = 2;
+  c.seed = 23;
+  c.ready = GENERATE(Case::Ready::kLate, Case::Ready::kNever);
+  CHECK(run_case(c) < kBound);
+}
+
+TEST_CASE("fp8 expert FFN at DeepSeek's expert shapes (V4.1: H 5120, I 2304; V4: H 4096, I 2048)") {
+  Case c;
+  c.kernel = GENERATE(Kernel::kMmaSync, Kernel::kWgmma);
+  bool const v41 = GENERATE(true, false);
+  c.hidden = v41 ? 5120 : 4096;
+  c.inter = v41 ? 2304 : 2048;
+  c.experts = 3;
+  c.tokens = 5;
+  c.top_k = 2;
+  c.deepseek_semantics = true;
+  c.seed = v41 ? 29 : 31;
   CHECK(run_case(c) < kBound);
 }
 
