@@ -112,30 +112,6 @@ __device__ __forceinline__ void store_release_gpu(int* p, int v) {
   asm volatile("st.release.gpu.global.b32 [%0], %1;" ::"l"(p), "r"(v) : "memory");
 }
 
-// --- clusters --------------------------------------------------------------------------------
-__device__ __forceinline__ std::uint32_t cluster_ctarank() {
-  std::uint32_t rank = 0;
-  asm volatile("mov.u32 %0, %%cluster_ctarank;" : "=r"(rank));
-  return rank;
-}
-
-// The address of the same shared-memory variable in CTA `rank` of this cluster.
-__device__ __forceinline__ std::uint32_t map_shared_to_rank(std::uint32_t address,
-                                                            std::uint32_t rank) {
-  std::uint32_t mapped = 0;
-  asm volatile("mapa.shared::cluster.u32 %0, %1, %2;" : "=r"(mapped) : "r"(address), "r"(rank));
-  return mapped;
-}
-
-__device__ __forceinline__ void store_cluster_u32(std::uint32_t address, std::uint32_t value) {
-  asm volatile("st.shared::cluster.u32 [%0], %1;" ::"r"(address), "r"(value) : "memory");
-}
-
-// Every thread of every CTA of the cluster arrives, then waits (release / acquire).
-__device__ __forceinline__ void cluster_sync() {
-  asm volatile("barrier.cluster.arrive.release;\nbarrier.cluster.wait.acquire;" ::: "memory");
-}
-
 // --- WGMMA ----------------------------------------------------------------------------------
 // Shared memory matrix descriptor, K-major with the 128-byte swizzle: rows of 128 bytes, 8-row
 // atoms 1024 bytes apart (stride byte offset), atoms 1024-byte aligned; the leading byte offset
