@@ -34,7 +34,7 @@ class ExpertLayoutTransform {
  public:
   virtual ~ExpertLayoutTransform() = default;
 
-  // Short name for logs and benchmark JSON ("glm_fp8_swap_ab").
+  // Short name for logs and benchmark JSON ("glm_fp8_wgmma").
   virtual std::string_view name() const = 0;
 
   // Bytes one packed expert of this shape takes; INVALID_ARGUMENT naming the tensor when the

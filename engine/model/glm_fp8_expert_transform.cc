@@ -4,7 +4,7 @@
 #include <vector>
 
 #include "engine/common/check.h"
-#include "kernels/moe/fp8_expert_layout.h"
+#include "kernels/moe/fp8_expert_wgmma_layout.h"
 
 namespace gcmoe::model {
 namespace {
@@ -62,21 +62,21 @@ StatusOr<GlmFp8PackedLayout> glm_fp8_packed_layout(SwigluSpec const& expert) {
                   "{}: gate/up [{}, {}] and down [{}, {}] do not form one expert",
                   expert.gate.weight.name, inter, hidden, expert.down.dims.rows,
                   expert.down.dims.cols);
-  GCMOE_CHECK_ARG(inter % 8 == 0 && hidden % kernels::kTileRows == 0,
-                  "{}: intermediate {} / hidden {} do not tile", expert.gate.weight.name, inter,
-                  hidden);
+  GCMOE_CHECK_ARG(inter % 128 == 0 && hidden % 128 == 0,
+                  "{}: intermediate {} / hidden {} do not tile (multiples of 128)",
+                  expert.gate.weight.name, inter, hidden);
   GlmFp8PackedLayout layout;
-  layout.l1_tiles = inter / 8;
+  layout.l1_tiles = inter / 32;  // 64 rows: 32 gate + 32 up outputs
   layout.l1_chunks = hidden / kernels::kChunkK;
-  layout.l2_tiles = hidden / kernels::kTileRows;
+  layout.l2_tiles = hidden / kernels::kWgmmaTileRows;
   layout.l2_chunks = inter / kernels::kChunkK;
   std::int64_t const l1_cells = layout.l1_tiles * layout.l1_chunks;
   std::int64_t const l2_cells = layout.l2_tiles * layout.l2_chunks;
-  std::int64_t const scale_bytes = kernels::kScalesPerTileChunk * std::int64_t{sizeof(float)};
+  std::int64_t const scale_bytes = kernels::kWgmmaScalesPerTileChunk * std::int64_t{sizeof(float)};
   layout.l1_codes = 0;
-  layout.l1_scales = align_up(l1_cells * kernels::kChunkBytes);
+  layout.l1_scales = align_up(l1_cells * kernels::kWgmmaChunkBytes);
   layout.l2_codes = layout.l1_scales + align_up(l1_cells * scale_bytes);
-  layout.l2_scales = layout.l2_codes + align_up(l2_cells * kernels::kChunkBytes);
+  layout.l2_scales = layout.l2_codes + align_up(l2_cells * kernels::kWgmmaChunkBytes);
   layout.total = layout.l2_scales + align_up(l2_cells * scale_bytes);
   return layout;
 }
@@ -95,11 +95,13 @@ Status GlmFp8ExpertTransform::pack(SwigluSpec const& spec, ExpertTensorViews con
   std::vector<float> const gate_scales = scales_of(expert.gate_scale);
   std::vector<float> const up_scales = scales_of(expert.up_scale);
   std::vector<float> const down_scales = scales_of(expert.down_scale);
-  GCMOE_ASSIGN_OR_RETURN(kernels::PackedExpertWeights const l1,
-                         kernels::pack_gate_up(weight_view(spec.gate, expert.gate, gate_scales),
-                                               weight_view(spec.up, expert.up, up_scales)));
-  GCMOE_ASSIGN_OR_RETURN(kernels::PackedExpertWeights const l2,
-                         kernels::pack_down(weight_view(spec.down, expert.down, down_scales)));
+  GCMOE_ASSIGN_OR_RETURN(
+      kernels::PackedExpertWeights const l1,
+      kernels::pack_gate_up_wgmma(weight_view(spec.gate, expert.gate, gate_scales),
+                                  weight_view(spec.up, expert.up, up_scales)));
+  GCMOE_ASSIGN_OR_RETURN(
+      kernels::PackedExpertWeights const l2,
+      kernels::pack_down_wgmma(weight_view(spec.down, expert.down, down_scales)));
   // Padding between sections is zeroed so the packed bytes are a pure function of the expert.
   std::memset(out.data(), 0, out.size());
   copy_section(l1, layout.l1_codes, layout.l1_scales, out);

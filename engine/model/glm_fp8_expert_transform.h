@@ -1,7 +1,8 @@
 #pragma once
-// GLM-5.2-FP8 routed experts in the FP8 expert GEMM's layout (kernels/moe/fp8_expert_layout.h):
-// gate/up interleaved into 16-row L1 tiles and down into L2 tiles, each (tile, 128-K chunk) in
-// mma.sync A-fragment order with its two f32 scales. One expert's packed bytes:
+// GLM-5.2-FP8 routed experts in the WGMMA expert GEMM's layout
+// (kernels/moe/fp8_expert_wgmma_layout.h): gate/up interleaved into 64-row L1 tiles and down into
+// 64-row L2 tiles, each (tile, 128-K chunk) as WGMMA's 128-byte-swizzled shared-memory image with
+// its two f32 scales. One expert's packed bytes:
 //   [L1 codes][L1 scales][L2 codes][L2 scales], each section starting on a kSectionAlign boundary.
 
 #include <cstdint>
@@ -14,9 +15,9 @@ namespace gcmoe::model {
 inline constexpr std::int64_t kSectionAlign = 256;
 
 struct GlmFp8PackedLayout {
-  std::int64_t l1_tiles = 0;   // intermediate / 8
+  std::int64_t l1_tiles = 0;   // intermediate / 32
   std::int64_t l1_chunks = 0;  // hidden / 128
-  std::int64_t l2_tiles = 0;   // hidden / 16
+  std::int64_t l2_tiles = 0;   // hidden / 64
   std::int64_t l2_chunks = 0;  // intermediate / 128
   // Byte offsets inside the packed expert, and its total size.
   std::int64_t l1_codes = 0;
@@ -32,7 +33,7 @@ StatusOr<GlmFp8PackedLayout> glm_fp8_packed_layout(SwigluSpec const& expert);
 
 class GlmFp8ExpertTransform final : public ExpertLayoutTransform {
  public:
-  std::string_view name() const override { return "glm_fp8_swap_ab"; }
+  std::string_view name() const override { return "glm_fp8_wgmma"; }
   StatusOr<std::int64_t> packed_bytes(SwigluSpec const& expert) const override;
   Status pack(SwigluSpec const& spec, ExpertTensorViews const& expert,
               std::span<std::byte> out) const override;

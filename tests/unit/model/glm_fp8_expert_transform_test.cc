@@ -1,6 +1,6 @@
 // The GLM-5.2 FP8 expert transform: loading with it puts, for every local expert, exactly what
-// kernels::pack_gate_up / pack_down make of the checkpoint's tensors at the sections its layout
-// names; shapes the kernel cannot take are refused up front.
+// kernels::pack_gate_up_wgmma / pack_down_wgmma make of the checkpoint's tensors at the sections
+// its layout names; shapes the kernel cannot take are refused up front.
 #include "engine/model/glm_fp8_expert_transform.h"
 
 #include <cstring>
@@ -8,7 +8,7 @@
 
 #include "engine/model/weight_loader.h"
 #include "engine/model/weights/model_weight_spec.h"
-#include "kernels/moe/fp8_expert_layout.h"
+#include "kernels/moe/fp8_expert_wgmma_layout.h"
 #include "tests/support/catch.h"
 #include "tests/unit/tiny/tiny_test_support.h"
 
@@ -45,7 +45,8 @@ void check_section(std::span<std::byte const> packed, std::int64_t const codes_a
                     direct.scales.size() * sizeof(float)) == 0);
 }
 
-TEST_CASE("loaded GLM experts equal pack_gate_up / pack_down of the checkpoint tensors") {
+TEST_CASE(
+    "loaded GLM experts equal pack_gate_up_wgmma / pack_down_wgmma of the checkpoint tensors") {
   std::filesystem::path const dir =
       tiny::testing::written_model(config::ModelFamily::kGlmMoeDsa).dir->path();
   auto const model = describe_model(dir);
@@ -54,7 +55,7 @@ TEST_CASE("loaded GLM experts equal pack_gate_up / pack_down of the checkpoint t
   REQUIRE(checkpoint.ok());
   auto const transform = default_expert_transform(model->config);
   REQUIRE(transform != nullptr);
-  CHECK(transform->name() == "glm_fp8_swap_ab");
+  CHECK(transform->name() == "glm_fp8_wgmma");
 
   LoadOptions options;
   options.selection = {2, 1, false, nullptr, transform.get()};
@@ -87,8 +88,8 @@ TEST_CASE("loaded GLM experts equal pack_gate_up / pack_down of the checkpoint t
       gate.view.scale_inv = gate.scales;
       up.view.scale_inv = up.scales;
       down.view.scale_inv = down.scales;
-      auto const l1 = kernels::pack_gate_up(gate.view, up.view);
-      auto const l2 = kernels::pack_down(down.view);
+      auto const l1 = kernels::pack_gate_up_wgmma(gate.view, up.view);
+      auto const l2 = kernels::pack_down_wgmma(down.view);
       REQUIRE(l1.ok());
       REQUIRE(l2.ok());
       auto const packed = loaded->host_bytes(block.packed[i]);
@@ -111,14 +112,14 @@ TEST_CASE("the packed layout of a real GLM-5.2 expert") {
   REQUIRE(down.ok());
   auto const layout = glm_fp8_packed_layout({*gate, *gate, *down});
   REQUIRE(layout.ok());
-  CHECK(layout->l1_tiles == 256);
+  CHECK(layout->l1_tiles == 64);
   CHECK(layout->l1_chunks == 48);
-  CHECK(layout->l2_tiles == 384);
+  CHECK(layout->l2_tiles == 96);
   CHECK(layout->l2_chunks == 16);
   // Codes: 2 × 2048 × 6144 + 6144 × 2048 bytes, as in the checkpoint; scales per (tile, chunk).
   CHECK(layout->l1_scales == 2 * 2048 * 6144);
-  CHECK(layout->l2_codes == layout->l1_scales + 256 * 48 * 2 * 4);
-  CHECK(layout->total == layout->l2_codes + 6144 * 2048 + 384 * 16 * 2 * 4);
+  CHECK(layout->l2_codes == layout->l1_scales + 64 * 48 * 2 * 4);
+  CHECK(layout->total == layout->l2_codes + 6144 * 2048 + 96 * 16 * 2 * 4);
 }
 
 TEST_CASE("formats the FP8 kernel cannot take are refused") {
