@@ -1,0 +1,168 @@
+#include <cuda_bf16.h>
+#include <cuda_fp8.h>
+
+#include "engine/common/cuda_check.h"
+#include "kernels/moe/moe_local_dispatch.h"
+
+namespace gcmoe::kernels {
+namespace {
+
+constexpr int kGroup = 128;
+constexpr int kDispatchWarps = 4;
+constexpr unsigned kFullMask = 0xffffffffu;
+
+// ceil(log2(v)) for a positive normal float, from its bits (as formats::log2_ceil).
+__device__ __forceinline__ int log2_ceil(float v) {
+  unsigned const bits = __float_as_uint(v);
+  int const exponent = static_cast<int>((bits >> 23) & 0xff) - 127;
+  return (bits & 0x7fffff) != 0 ? exponent + 1 : exponent;
+}
+
+// One block per row; each warp quantizes 128-value groups (4 values per lane).
+__global__ void __launch_bounds__(kDispatchWarps * 32) local_dispatch_kernel(LocalDispatchArgs a) {
+  int const row = static_cast<int>(blockIdx.x);
+  int const warp = static_cast<int>(threadIdx.x) / 32;
+  int const lane = static_cast<int>(threadIdx.x) % 32;
+  int const pairs = a.num_tokens * a.top_k;
+  int pair = row;
+  int token = row;
+  if (a.sorted_ids != nullptr) {
+    pair = a.sorted_ids[row];
+    token = pair < pairs ? pair / a.top_k : -1;
+  }
+  if (threadIdx.x == 0) {
+    if (a.row_weights != nullptr) {
+      a.row_weights[row] = token >= 0 && a.topk_weights != nullptr ? a.topk_weights[pair] : 0.0f;
+    }
+    if (a.pair_row != nullptr && token >= 0) {
+      a.pair_row[pair] = row;
+    }
+  }
+  int const groups = a.hidden / kGroup;
+  for (int g = warp; g < groups; g += kDispatchWarps) {
+    float4 v = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
+    if (token >= 0) {
+      v = reinterpret_cast<float4 const*>(a.x + static_cast<std::int64_t>(token) * a.hidden +
+                                          g * kGroup)[lane];
+    }
+    float m = fmaxf(fmaxf(fabsf(v.x), fabsf(v.y)), fmaxf(fabsf(v.z), fabsf(v.w)));
+#pragma unroll
+    for (int offset = 16; offset > 0; offset /= 2) {
+      m = fmaxf(m, __shfl_xor_sync(kFullMask, m, offset));
+    }
+    float scale = 0.0f;
+    std::uint32_t packed = 0;
+    if (token >= 0) {
+      scale = a.recipe == RequantScale::kPow2
+                  ? exp2f(static_cast<float>(log2_ceil(fmaxf(m, 1e-4f) * (1.0f / 448.0f))))
+                  : fmaxf(m, 1e-10f) / 448.0f;
+      float const q[4] = {v.x / scale, v.y / scale, v.z / scale, v.w / scale};
+#pragma unroll
+      for (int i = 0; i < 4; ++i) {
+        __nv_fp8_e4m3 const code(fminf(fmaxf(q[i], -448.0f), 448.0f));
+        packed |= static_cast<std::uint32_t>(code.__x) << (8 * i);
+      }
+    }
+    std::int64_t const base = static_cast<std::int64_t>(row) * a.hidden + g * kGroup;
+    reinterpret_cast<std::uint32_t*>(a.xq + base)[lane] = packed;
+    if (lane == 0) {
+      a.x_scales[static_cast<std::int64_t>(row) * groups + g] = scale;
+    }
+  }
+}
+
+__global__ void __launch_bounds__(1024) compact_active_kernel(ActiveExpertsArgs a) {
+  __shared__ int warp_counts[32];
+  int const e = static_cast<int>(threadIdx.x);
+  bool const active = e < a.num_experts && a.expert_offsets[e + 1] > a.expert_offsets[e];
+  unsigned const ballot = __ballot_sync(kFullMask, active);
+  int const lane = e % 32;
+  int const warp = e / 32;
+  if (lane == 0) {
+    warp_counts[warp] = __popc(ballot);
+  }
+  __syncthreads();
+  int before = __popc(ballot & ((1u << lane) - 1u));
+  for (int w = 0; w < warp; ++w) {
+    before += warp_counts[w];
+  }
+  if (active) {
+    a.active_experts[before] = e;
+  }
+  if (e == 0) {
+    int total = 0;
+    for (int w = 0; w < static_cast<int>(blockDim.x) / 32; ++w) {
+      total += warp_counts[w];
+    }
+    *a.num_active = total;
+    if (a.shared_offsets != nullptr) {
+      a.shared_offsets[0] = 0;
+      a.shared_offsets[1] = a.num_tokens;
+      a.shared_active[0] = 0;
+      *a.shared_num_active = a.num_tokens > 0 ? 1 : 0;
+    }
+  }
+}
+
+// One block per token, threads over the hidden size; the k slots and the shared expert summed in
+// fp32 in slot order, rounded once to bf16.
+__global__ void __launch_bounds__(256) local_combine_kernel(LocalCombineArgs a) {
+  int const t = static_cast<int>(blockIdx.x);
+  for (int h = static_cast<int>(threadIdx.x); h < a.hidden; h += static_cast<int>(blockDim.x)) {
+    float acc = 0.0f;
+    for (int j = 0; j < a.top_k; ++j) {
+      int const pair = t * a.top_k + j;
+      std::int64_t const row = a.pair_row[pair];
+      float const v = __bfloat162float(__ushort_as_bfloat16(a.y[row * a.hidden + h]));
+      acc += a.apply_weights ? a.topk_weights[pair] * v : v;
+    }
+    if (a.shared_y != nullptr) {
+      acc += __bfloat162float(
+          __ushort_as_bfloat16(a.shared_y[static_cast<std::int64_t>(t) * a.hidden + h]));
+    }
+    a.out[static_cast<std::int64_t>(t) * a.hidden + h] = __bfloat162float(__float2bfloat16_rn(acc));
+  }
+}
+
+}  // namespace
+
+Status local_dispatch(LocalDispatchArgs const& args, cudaStream_t stream) {
+  GCMOE_CHECK_ARG_MSG(args.x != nullptr && args.xq != nullptr && args.x_scales != nullptr,
+                      "local dispatch: null buffer");
+  GCMOE_CHECK_ARG_MSG(args.hidden > 0 && args.hidden % kGroup == 0,
+                      "local dispatch: hidden must be a positive multiple of 128");
+  GCMOE_CHECK_ARG_MSG(args.row_weights == nullptr || args.topk_weights != nullptr,
+                      "local dispatch: row weights need the top-k weights");
+  if (args.rows <= 0) {
+    return Status();
+  }
+  local_dispatch_kernel<<<args.rows, kDispatchWarps * 32, 0, stream>>>(args);
+  GCMOE_CHECK_LAUNCH();
+  return Status();
+}
+
+Status compact_active_experts(ActiveExpertsArgs const& args, cudaStream_t stream) {
+  GCMOE_CHECK_ARG_MSG(args.num_experts >= 1 && args.num_experts <= 1024,
+                      "active experts: 1 to 1024 experts");
+  GCMOE_CHECK_ARG_MSG(args.shared_offsets == nullptr ||
+                          (args.shared_active != nullptr && args.shared_num_active != nullptr),
+                      "active experts: shared lists come together");
+  int const threads = (args.num_experts + 31) / 32 * 32;
+  compact_active_kernel<<<1, threads, 0, stream>>>(args);
+  GCMOE_CHECK_LAUNCH();
+  return Status();
+}
+
+Status local_combine(LocalCombineArgs const& args, cudaStream_t stream) {
+  GCMOE_CHECK_ARG_MSG(args.y != nullptr && args.pair_row != nullptr && args.out != nullptr &&
+                          (!args.apply_weights || args.topk_weights != nullptr),
+                      "local combine: null buffer");
+  if (args.num_tokens <= 0) {
+    return Status();
+  }
+  local_combine_kernel<<<args.num_tokens, 256, 0, stream>>>(args);
+  GCMOE_CHECK_LAUNCH();
+  return Status();
+}
+
+}  // namespace gcmoe::kernels

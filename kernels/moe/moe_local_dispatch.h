@@ -1,0 +1,67 @@
+#pragma once
+// The single-rank halves of a MoE layer around the expert GEMM, for the sequential baseline
+// (moe_layer_sequential.h): the dispatch gathers each expert-sorted row's token and quantizes it
+// with the model's FP8 activation recipe; the combine sums each token's k expert outputs
+// (weighted where the model weights after the expert) plus the shared expert's. Ranks > 1
+// exchange rows through the GC-MoE operator instead (issue 6).
+// CPU references: formats::quantize_activations, kernels/moe/moe_combine_ref.h.
+
+#include <cuda_runtime.h>
+
+#include <cstdint>
+
+#include "engine/common/status.h"
+#include "kernels/moe/fp8_expert_gemm.h"
+
+namespace gcmoe::kernels {
+
+struct LocalDispatchArgs {
+  float const* x = nullptr;  // [T, H] fp32, the layer's normalized input
+  // Expert-sorted rows: the flat pair index t·k + j of each row (align & sort's sorted_ids; a
+  // value ≥ T·k is padding and becomes a zero row). Null: row r is token r (the shared expert).
+  std::int32_t const* sorted_ids = nullptr;
+  int num_tokens = 0;
+  int top_k = 1;
+  int hidden = 0;  // a multiple of 128
+  int rows = 0;    // rows written: T·k (sorted) or T
+  RequantScale recipe = RequantScale::kAmaxOver448;
+  float const* topk_weights = nullptr;  // [T·k]; with row_weights, the weight of each row
+  std::uint8_t* xq = nullptr;           // [rows, H] e4m3
+  float* x_scales = nullptr;            // [rows, H / 128]
+  float* row_weights = nullptr;         // optional [rows]
+  std::int32_t* pair_row = nullptr;     // optional [T·k]: the row of each pair (for the combine)
+};
+
+Status local_dispatch(LocalDispatchArgs const& args, cudaStream_t stream);
+
+// From align & sort's expert_offsets [E + 1]: the experts with rows (ascending) and their count,
+// for the GEMM's active-expert list; also the shared expert's one-segment list for T tokens
+// (shared_offsets = {0, T}, shared_active = {0}, shared_num_active = 1).
+struct ActiveExpertsArgs {
+  std::int32_t const* expert_offsets = nullptr;
+  int num_experts = 0;  // ≤ 1024
+  int num_tokens = 0;
+  int* active_experts = nullptr;  // [E]
+  int* num_active = nullptr;
+  int* shared_offsets = nullptr;  // optional [2]
+  int* shared_active = nullptr;   // optional [1]
+  int* shared_num_active = nullptr;
+};
+
+Status compact_active_experts(ActiveExpertsArgs const& args, cudaStream_t stream);
+
+struct LocalCombineArgs {
+  std::uint16_t const* y = nullptr;         // [rows, H] bf16: expert outputs per sorted row
+  std::int32_t const* pair_row = nullptr;   // [T·k]
+  float const* topk_weights = nullptr;      // [T·k]
+  bool apply_weights = true;                // GLM-5.2: weight in the combine; DeepSeek: before L2
+  std::uint16_t const* shared_y = nullptr;  // optional [T, H] bf16
+  int num_tokens = 0;
+  int top_k = 1;
+  int hidden = 0;
+  float* out = nullptr;  // [T, H]: fp32 values of bf16 numbers (moe_combine_ref's rounding)
+};
+
+Status local_combine(LocalCombineArgs const& args, cudaStream_t stream);
+
+}  // namespace gcmoe::kernels
