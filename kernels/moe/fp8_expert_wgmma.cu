@@ -335,14 +335,17 @@ struct Config;
 template <int kN>
 struct Config<ExpertGemmStage::kGateUp, kN> {
   static constexpr int kWgs = 4;
-  static constexpr int kStages = kN <= 8 ? 6 : 5;
-  static constexpr int kMinBlocks = 1;
+  // Decode (8 rows): two CTAs of 3 stages per SM, so a step's L1 CTAs (16 per expert) fit one
+  // wave for up to 16 experts (8 routed + the shared one at T=1) instead of 8.
+  static constexpr int kStages = kN <= 8 ? 3 : 5;
+  static constexpr int kMinBlocks = kN <= 8 ? 2 : 1;
 };
 template <int kN>
 struct Config<ExpertGemmStage::kDown, kN> {
   static constexpr int kWgs = 2;
-  static constexpr int kStages = 4;
-  static constexpr int kMinBlocks = kN <= 16 ? 3 : 2;
+  // Decode (8 rows): four CTAs of 3 stages per SM (48 per expert: 11 experts per wave).
+  static constexpr int kStages = kN <= 8 ? 3 : 4;
+  static constexpr int kMinBlocks = kN <= 8 ? 4 : (kN <= 16 ? 3 : 2);
 };
 
 template <ExpertGemmStage kStage, int kN>

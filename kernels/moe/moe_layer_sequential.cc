@@ -58,24 +58,24 @@ Status run_experts(Fp8ExpertGemmArgs l1, std::uint8_t const* experts,
 }  // namespace
 
 StatusOr<MoeLayerSequential> MoeLayerSequential::create(MoeLayerConfig const& config,
-                                                        int max_tokens, int shared_intermediate) {
+                                                        int max_tokens) {
   GCMOE_CHECK_ARG(max_tokens >= 1, "max_tokens {} < 1", max_tokens);
-  GCMOE_CHECK_ARG(
-      config.hidden % 128 == 0 && config.intermediate % 128 == 0 && shared_intermediate % 128 == 0,
-      "hidden {} / intermediate {} / shared {} must be multiples of 128", config.hidden,
-      config.intermediate, shared_intermediate);
+  GCMOE_CHECK_ARG(config.hidden % 128 == 0 && config.intermediate % 128 == 0,
+                  "hidden {} / intermediate {} must be multiples of 128", config.hidden,
+                  config.intermediate);
+  GCMOE_CHECK_ARG(config.num_experts <= 1023, "{} routed experts: at most 1023 (+ 1 shared)",
+                  config.num_experts);
   GCMOE_CHECK_ARG(config.expert.activation_recipe != formats::ActivationRecipe::kExactFp32,
                   "the GPU layer runs the FP8 activation recipe of the model");
   MoeLayerSequential layer;
   layer.config_ = config;
   layer.max_tokens_ = max_tokens;
-  layer.shared_intermediate_ = shared_intermediate;
   std::int64_t const t = max_tokens;
   std::int64_t const k = config.top_k;
   std::int64_t const h = config.hidden;
-  std::int64_t const rows = t * k;
+  std::int64_t const rows = t * k + t;  // routed rows, then the shared expert's
   std::int64_t const groups = h / 128;
-  std::int64_t const inter = std::max(config.intermediate, shared_intermediate);
+  std::int64_t const inter = config.intermediate;
   RouterShape const rshape{max_tokens, config.hidden, config.num_experts, config.top_k};
   AlignSortShape const ashape{max_tokens, config.top_k, config.num_experts, 1};
   GCMOE_RETURN_IF_ERROR(validate_align_sort_shape(ashape));
@@ -85,29 +85,21 @@ StatusOr<MoeLayerSequential> MoeLayerSequential::create(MoeLayerConfig const& co
   GCMOE_RETURN_IF_ERROR(allocate(layer.align_workspace_, static_cast<std::int64_t>(align_bytes)));
   GCMOE_RETURN_IF_ERROR(
       align_sort_init_workspace(layer.align_workspace_.data(), align_bytes, nullptr));
-  GCMOE_RETURN_IF_ERROR(allocate(layer.topk_ids_, rows));
-  GCMOE_RETURN_IF_ERROR(allocate(layer.topk_weights_, rows));
+  GCMOE_RETURN_IF_ERROR(allocate(layer.topk_ids_, t * k));
+  GCMOE_RETURN_IF_ERROR(allocate(layer.topk_weights_, t * k));
   GCMOE_RETURN_IF_ERROR(allocate(layer.sorted_ids_, ashape.capacity()));
   GCMOE_RETURN_IF_ERROR(allocate(layer.block_experts_, ashape.max_blocks()));
-  GCMOE_RETURN_IF_ERROR(allocate(layer.expert_offsets_, config.num_experts + 1));
+  GCMOE_RETURN_IF_ERROR(allocate(layer.expert_offsets_, config.num_experts + 2));
   GCMOE_RETURN_IF_ERROR(allocate(layer.total_padded_, 1));
-  GCMOE_RETURN_IF_ERROR(allocate(layer.pair_row_, rows));
+  GCMOE_RETURN_IF_ERROR(allocate(layer.pair_row_, t * k));
   GCMOE_RETURN_IF_ERROR(allocate(layer.xq_, rows * h));
   GCMOE_RETURN_IF_ERROR(allocate(layer.x_scales_, rows * groups));
   GCMOE_RETURN_IF_ERROR(allocate(layer.row_weights_, rows));
   GCMOE_RETURN_IF_ERROR(allocate(layer.h_, rows * inter));
   GCMOE_RETURN_IF_ERROR(allocate(layer.h_scales_, rows * (inter / 128)));
   GCMOE_RETURN_IF_ERROR(allocate(layer.y_, rows * h));
-  GCMOE_RETURN_IF_ERROR(allocate(layer.shared_xq_, t * h));
-  GCMOE_RETURN_IF_ERROR(allocate(layer.shared_x_scales_, t * groups));
-  GCMOE_RETURN_IF_ERROR(allocate(layer.shared_h_, t * inter));
-  GCMOE_RETURN_IF_ERROR(allocate(layer.shared_h_scales_, t * (inter / 128)));
-  GCMOE_RETURN_IF_ERROR(allocate(layer.shared_y_, t * h));
-  GCMOE_RETURN_IF_ERROR(allocate(layer.active_, config.num_experts));
+  GCMOE_RETURN_IF_ERROR(allocate(layer.active_, config.num_experts + 1));
   GCMOE_RETURN_IF_ERROR(allocate(layer.num_active_, 1));
-  GCMOE_RETURN_IF_ERROR(allocate(layer.shared_offsets_, 2));
-  GCMOE_RETURN_IF_ERROR(allocate(layer.shared_active_, 1));
-  GCMOE_RETURN_IF_ERROR(allocate(layer.shared_num_active_, 1));
   GCMOE_RETURN_IF_ERROR(preload_fp8_expert_wgmma());
   return layer;
 }
@@ -137,15 +129,13 @@ Status MoeLayerSequential::run(MoeLayerDeviceWeights const& weights, float const
                                     .expert_offsets = expert_offsets_.data(),
                                     .total_padded = total_padded_.data()},
                                    align_workspace_.data(), align_workspace_.size(), stream));
-  bool const shared = weights.shared != nullptr;
+  bool const shared = weights.has_shared;
   GCMOE_RETURN_IF_ERROR(compact_active_experts({.expert_offsets = expert_offsets_.data(),
                                                 .num_experts = c.num_experts,
                                                 .num_tokens = num_tokens,
+                                                .shared_expert = shared,
                                                 .active_experts = active_.data(),
-                                                .num_active = num_active_.data(),
-                                                .shared_offsets = shared_offsets_.data(),
-                                                .shared_active = shared_active_.data(),
-                                                .shared_num_active = shared_num_active_.data()},
+                                                .num_active = num_active_.data()},
                                                stream));
   RequantScale const recipe = requant_of(c.expert.activation_recipe);
   GCMOE_RETURN_IF_ERROR(local_dispatch({.x = x,
@@ -161,13 +151,27 @@ Status MoeLayerSequential::run(MoeLayerDeviceWeights const& weights, float const
                                         .row_weights = row_weights_.data(),
                                         .pair_row = pair_row_.data()},
                                        stream));
+  std::int64_t const groups = c.hidden / 128;
+  if (shared) {
+    // The shared expert's rows follow the routed ones, in token order, weight 1.
+    GCMOE_RETURN_IF_ERROR(local_dispatch({.x = x,
+                                          .num_tokens = num_tokens,
+                                          .top_k = 1,
+                                          .hidden = c.hidden,
+                                          .rows = num_tokens,
+                                          .recipe = recipe,
+                                          .xq = xq_.data() + std::int64_t{rows} * c.hidden,
+                                          .x_scales = x_scales_.data() + rows * groups,
+                                          .row_weights = row_weights_.data() + rows},
+                                         stream));
+  }
   Fp8ExpertGemmArgs routed;
   routed.x = xq_.data();
   routed.x_scales = x_scales_.data();
   routed.expert_offsets = expert_offsets_.data();
   routed.active_experts = active_.data();
   routed.num_active = num_active_.data();
-  routed.max_active = std::min(c.num_experts, rows);
+  routed.max_active = std::min(c.num_experts, rows) + (shared ? 1 : 0);
   routed.rows_per_expert_hint = num_tokens;  // an expert sees a token at most once
   routed.requant = recipe;
   routed.swiglu_limit = c.expert.swiglu_limit;
@@ -175,35 +179,11 @@ Status MoeLayerSequential::run(MoeLayerDeviceWeights const& weights, float const
   GCMOE_RETURN_IF_ERROR(run_experts(routed, weights.experts, weights.sections, c.hidden,
                                     c.intermediate, h_.data(), h_scales_.data(), y_.data(),
                                     stream));
-  if (shared) {
-    GCMOE_RETURN_IF_ERROR(local_dispatch({.x = x,
-                                          .num_tokens = num_tokens,
-                                          .top_k = 1,
-                                          .hidden = c.hidden,
-                                          .rows = num_tokens,
-                                          .recipe = recipe,
-                                          .xq = shared_xq_.data(),
-                                          .x_scales = shared_x_scales_.data()},
-                                         stream));
-    Fp8ExpertGemmArgs s;
-    s.x = shared_xq_.data();
-    s.x_scales = shared_x_scales_.data();
-    s.expert_offsets = shared_offsets_.data();
-    s.active_experts = shared_active_.data();
-    s.num_active = shared_num_active_.data();
-    s.max_active = 1;
-    s.rows_per_expert_hint = num_tokens;
-    s.requant = recipe;
-    s.swiglu_limit = c.expert.swiglu_limit;
-    GCMOE_RETURN_IF_ERROR(run_experts(s, weights.shared, weights.shared_sections, c.hidden,
-                                      shared_intermediate_, shared_h_.data(),
-                                      shared_h_scales_.data(), shared_y_.data(), stream));
-  }
   return local_combine({.y = y_.data(),
                         .pair_row = pair_row_.data(),
                         .topk_weights = topk_weights_.data(),
                         .apply_weights = !c.expert.weight_before_down,
-                        .shared_y = shared ? shared_y_.data() : nullptr,
+                        .shared_y = shared ? y_.data() + std::int64_t{rows} * c.hidden : nullptr,
                         .num_tokens = num_tokens,
                         .top_k = k,
                         .hidden = c.hidden,

@@ -25,21 +25,21 @@ struct PackedExpertSections {
   std::int64_t stride = 0;  // bytes from one expert to the next; a multiple of 16
 };
 
+// The shared expert is stored as expert E, right after the E routed ones, and runs in the same
+// GEMM launches as an expert every token is routed to (so it adds rows, not launches).
 struct MoeLayerDeviceWeights {
   float const* gate_weight = nullptr;     // [E, H] fp32
   float const* bias = nullptr;            // [E] or null
-  std::uint8_t const* experts = nullptr;  // E packed experts
+  std::uint8_t const* experts = nullptr;  // E (+ 1 shared) packed experts, sections.stride apart
   PackedExpertSections sections;
-  std::uint8_t const* shared = nullptr;  // one packed shared expert, or null
-  PackedExpertSections shared_sections;
+  bool has_shared = false;  // expert E is the shared expert (same intermediate size)
 };
 
 class MoeLayerSequential {
  public:
   // config: the family's semantics (moe_layer_config with fp8_activations); every buffer for up
   // to max_tokens tokens is allocated here, none per call.
-  static StatusOr<MoeLayerSequential> create(MoeLayerConfig const& config, int max_tokens,
-                                             int shared_intermediate);
+  static StatusOr<MoeLayerSequential> create(MoeLayerConfig const& config, int max_tokens);
 
   // x: device [T, H] fp32; out: device [T, H] (fp32 values of bf16 numbers). T ≤ max_tokens.
   Status run(MoeLayerDeviceWeights const& weights, float const* x, int num_tokens, float* out,
@@ -53,15 +53,14 @@ class MoeLayerSequential {
 
   MoeLayerConfig config_;
   int max_tokens_ = 0;
-  int shared_intermediate_ = 0;
   cuda::DeviceBuffer<std::byte> router_workspace_, align_workspace_;
   cuda::DeviceBuffer<std::int32_t> topk_ids_, sorted_ids_, block_experts_, expert_offsets_,
       total_padded_, pair_row_;
-  cuda::DeviceBuffer<float> topk_weights_, x_scales_, row_weights_, h_scales_, shared_x_scales_,
-      shared_h_scales_;
-  cuda::DeviceBuffer<std::uint8_t> xq_, h_, shared_xq_, shared_h_;
-  cuda::DeviceBuffer<std::uint16_t> y_, shared_y_;
-  cuda::DeviceBuffer<int> active_, num_active_, shared_offsets_, shared_active_, shared_num_active_;
+  // Rows: T·k routed rows (expert-sorted), then T shared-expert rows (token order).
+  cuda::DeviceBuffer<float> topk_weights_, x_scales_, row_weights_, h_scales_;
+  cuda::DeviceBuffer<std::uint8_t> xq_, h_;
+  cuda::DeviceBuffer<std::uint16_t> y_;
+  cuda::DeviceBuffer<int> active_, num_active_;
 };
 
 }  // namespace gcmoe::kernels

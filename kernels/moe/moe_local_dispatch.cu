@@ -32,7 +32,9 @@ __global__ void __launch_bounds__(kDispatchWarps * 32) local_dispatch_kernel(Loc
   }
   if (threadIdx.x == 0) {
     if (a.row_weights != nullptr) {
-      a.row_weights[row] = token >= 0 && a.topk_weights != nullptr ? a.topk_weights[pair] : 0.0f;
+      // Identity rows (the shared expert) are unweighted; padding rows weigh 0.
+      a.row_weights[row] =
+          a.sorted_ids == nullptr ? 1.0f : (token >= 0 ? a.topk_weights[pair] : 0.0f);
     }
     if (a.pair_row != nullptr && token >= 0) {
       a.pair_row[pair] = row;
@@ -71,6 +73,8 @@ __global__ void __launch_bounds__(kDispatchWarps * 32) local_dispatch_kernel(Loc
   }
 }
 
+// One thread per routed expert: ballot + warp-count prefix. Thread 0 (after the barrier) appends
+// the shared expert.
 __global__ void __launch_bounds__(1024) compact_active_kernel(ActiveExpertsArgs a) {
   __shared__ int warp_counts[32];
   int const e = static_cast<int>(threadIdx.x);
@@ -94,13 +98,13 @@ __global__ void __launch_bounds__(1024) compact_active_kernel(ActiveExpertsArgs 
     for (int w = 0; w < static_cast<int>(blockDim.x) / 32; ++w) {
       total += warp_counts[w];
     }
-    *a.num_active = total;
-    if (a.shared_offsets != nullptr) {
-      a.shared_offsets[0] = 0;
-      a.shared_offsets[1] = a.num_tokens;
-      a.shared_active[0] = 0;
-      *a.shared_num_active = a.num_tokens > 0 ? 1 : 0;
+    if (a.shared_expert) {
+      a.expert_offsets[a.num_experts + 1] = a.expert_offsets[a.num_experts] + a.num_tokens;
+      if (a.num_tokens > 0) {
+        a.active_experts[total++] = a.num_experts;
+      }
     }
+    *a.num_active = total;
   }
 }
 
@@ -131,8 +135,9 @@ Status local_dispatch(LocalDispatchArgs const& args, cudaStream_t stream) {
                       "local dispatch: null buffer");
   GCMOE_CHECK_ARG_MSG(args.hidden > 0 && args.hidden % kGroup == 0,
                       "local dispatch: hidden must be a positive multiple of 128");
-  GCMOE_CHECK_ARG_MSG(args.row_weights == nullptr || args.topk_weights != nullptr,
-                      "local dispatch: row weights need the top-k weights");
+  GCMOE_CHECK_ARG_MSG(
+      args.row_weights == nullptr || args.sorted_ids == nullptr || args.topk_weights != nullptr,
+      "local dispatch: sorted rows' weights need the top-k weights");
   if (args.rows <= 0) {
     return Status();
   }
@@ -142,11 +147,11 @@ Status local_dispatch(LocalDispatchArgs const& args, cudaStream_t stream) {
 }
 
 Status compact_active_experts(ActiveExpertsArgs const& args, cudaStream_t stream) {
-  GCMOE_CHECK_ARG_MSG(args.num_experts >= 1 && args.num_experts <= 1024,
-                      "active experts: 1 to 1024 experts");
-  GCMOE_CHECK_ARG_MSG(args.shared_offsets == nullptr ||
-                          (args.shared_active != nullptr && args.shared_num_active != nullptr),
-                      "active experts: shared lists come together");
+  GCMOE_CHECK_ARG_MSG(args.num_experts >= 1 && args.num_experts <= 1023,
+                      "active experts: 1 to 1023 routed experts");
+  GCMOE_CHECK_ARG_MSG(args.expert_offsets != nullptr && args.active_experts != nullptr &&
+                          args.num_active != nullptr,
+                      "active experts: null buffer");
   int const threads = (args.num_experts + 31) / 32 * 32;
   compact_active_kernel<<<1, threads, 0, stream>>>(args);
   GCMOE_CHECK_LAUNCH();

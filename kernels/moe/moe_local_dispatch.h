@@ -28,24 +28,22 @@ struct LocalDispatchArgs {
   float const* topk_weights = nullptr;  // [T·k]; with row_weights, the weight of each row
   std::uint8_t* xq = nullptr;           // [rows, H] e4m3
   float* x_scales = nullptr;            // [rows, H / 128]
-  float* row_weights = nullptr;         // optional [rows]
+  float* row_weights = nullptr;         // optional [rows]; 1 for identity rows
   std::int32_t* pair_row = nullptr;     // optional [T·k]: the row of each pair (for the combine)
 };
 
 Status local_dispatch(LocalDispatchArgs const& args, cudaStream_t stream);
 
 // From align & sort's expert_offsets [E + 1]: the experts with rows (ascending) and their count,
-// for the GEMM's active-expert list; also the shared expert's one-segment list for T tokens
-// (shared_offsets = {0, T}, shared_active = {0}, shared_num_active = 1).
+// for the GEMM's active-expert list. With a shared expert (index E, every token once, its rows
+// after the routed ones) it also sets expert_offsets[E + 1] = expert_offsets[E] + T and lists E.
 struct ActiveExpertsArgs {
-  std::int32_t const* expert_offsets = nullptr;
-  int num_experts = 0;  // ≤ 1024
+  std::int32_t* expert_offsets = nullptr;  // [E + 2] with a shared expert, else [E + 1]
+  int num_experts = 0;                     // routed experts, ≤ 1023
   int num_tokens = 0;
-  int* active_experts = nullptr;  // [E]
+  bool shared_expert = false;
+  int* active_experts = nullptr;  // [E + 1]
   int* num_active = nullptr;
-  int* shared_offsets = nullptr;  // optional [2]
-  int* shared_active = nullptr;   // optional [1]
-  int* shared_num_active = nullptr;
 };
 
 Status compact_active_experts(ActiveExpertsArgs const& args, cudaStream_t stream);

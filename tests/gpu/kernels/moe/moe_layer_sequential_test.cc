@@ -122,6 +122,7 @@ void run_case(Case const& c) {
     packed.insert(packed.end(), experts.back().packed.begin(), experts.back().packed.end());
   }
   Expert const shared = make_expert(c.hidden, c.inter, rng);
+  packed.insert(packed.end(), shared.packed.begin(), shared.packed.end());  // expert E
   std::vector<float> x(static_cast<std::size_t>(c.tokens) * c.hidden);
   for (auto& v : x) {
     v = normal(rng);
@@ -140,18 +141,16 @@ void run_case(Case const& c) {
   auto d_gate = upload(gate);
   auto d_bias = upload(bias);
   auto d_experts = upload(packed);
-  auto d_shared = upload(shared.packed);
   auto d_x = upload(x);
   auto d_out = DeviceBuffer<float>::allocate(x.size());
   REQUIRE(d_out.ok());
-  auto layer = MoeLayerSequential::create(config, c.tokens, c.inter);
+  auto layer = MoeLayerSequential::create(config, c.tokens);
   REQUIRE(layer.ok());
   MoeLayerDeviceWeights const weights{.gate_weight = d_gate.data(),
                                       .bias = d_bias.data(),
                                       .experts = d_experts.data(),
                                       .sections = sections_for(c.hidden, c.inter),
-                                      .shared = d_shared.data(),
-                                      .shared_sections = sections_for(c.hidden, c.inter)};
+                                      .has_shared = true};
   REQUIRE(layer->run(weights, d_x.data(), c.tokens, d_out->data(), nullptr).to_string() == "OK");
   REQUIRE(cudaDeviceSynchronize() == cudaSuccess);
 
