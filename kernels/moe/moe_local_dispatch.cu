@@ -8,7 +8,8 @@ namespace gcmoe::kernels {
 namespace {
 
 constexpr int kGroup = 128;
-constexpr int kDispatchWarps = 4;
+constexpr int kDispatchWarps = 8;    // groups of one row per block (grid.y covers the rest)
+constexpr int kCombineThreads = 64;  // 8 hidden values each: 512 per block
 constexpr unsigned kFullMask = 0xffffffffu;
 
 // ceil(log2(v)) for a positive normal float, from its bits (as formats::log2_ceil).
@@ -18,7 +19,8 @@ __device__ __forceinline__ int log2_ceil(float v) {
   return (bits & 0x7fffff) != 0 ? exponent + 1 : exponent;
 }
 
-// One block per row; each warp quantizes 128-value groups (4 values per lane).
+// Block (row, y): warp w quantizes the row's group y·8 + w (128 values, 4 per lane), so every
+// group of every row is in flight at once (decode has few rows).
 __global__ void __launch_bounds__(kDispatchWarps * 32) local_dispatch_kernel(LocalDispatchArgs a) {
   int const row = static_cast<int>(blockIdx.x);
   int const warp = static_cast<int>(threadIdx.x) / 32;
@@ -30,7 +32,7 @@ __global__ void __launch_bounds__(kDispatchWarps * 32) local_dispatch_kernel(Loc
     pair = a.sorted_ids[row];
     token = pair < pairs ? pair / a.top_k : -1;
   }
-  if (threadIdx.x == 0) {
+  if (threadIdx.x == 0 && blockIdx.y == 0) {
     if (a.row_weights != nullptr) {
       // Identity rows (the shared expert) are unweighted; padding rows weigh 0.
       a.row_weights[row] =
@@ -41,7 +43,8 @@ __global__ void __launch_bounds__(kDispatchWarps * 32) local_dispatch_kernel(Loc
     }
   }
   int const groups = a.hidden / kGroup;
-  for (int g = warp; g < groups; g += kDispatchWarps) {
+  int const g = static_cast<int>(blockIdx.y) * kDispatchWarps + warp;
+  if (g < groups) {
     float4 v = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
     if (token >= 0) {
       v = reinterpret_cast<float4 const*>(a.x + static_cast<std::int64_t>(token) * a.hidden +
@@ -108,23 +111,37 @@ __global__ void __launch_bounds__(1024) compact_active_kernel(ActiveExpertsArgs 
   }
 }
 
-// One block per token, threads over the hidden size; the k slots and the shared expert summed in
-// fp32 in slot order, rounded once to bf16.
-__global__ void __launch_bounds__(256) local_combine_kernel(LocalCombineArgs a) {
+// Block (token, y): each thread sums 8 consecutive hidden values (16-byte bf16 loads) over the
+// token's k slots in slot order, then the shared expert, in fp32; rounded once to bf16.
+__global__ void __launch_bounds__(kCombineThreads) local_combine_kernel(LocalCombineArgs a) {
   int const t = static_cast<int>(blockIdx.x);
-  for (int h = static_cast<int>(threadIdx.x); h < a.hidden; h += static_cast<int>(blockDim.x)) {
-    float acc = 0.0f;
-    for (int j = 0; j < a.top_k; ++j) {
-      int const pair = t * a.top_k + j;
-      std::int64_t const row = a.pair_row[pair];
-      float const v = __bfloat162float(__ushort_as_bfloat16(a.y[row * a.hidden + h]));
-      acc += a.apply_weights ? a.topk_weights[pair] * v : v;
+  int const h0 =
+      (static_cast<int>(blockIdx.y) * kCombineThreads + static_cast<int>(threadIdx.x)) * 8;
+  if (h0 >= a.hidden) {
+    return;
+  }
+  float acc[8] = {};
+  auto const add_row = [&](std::uint16_t const* row, float weight) {
+    uint4 const v = *reinterpret_cast<uint4 const*>(row + h0);
+    std::uint32_t const words[4] = {v.x, v.y, v.z, v.w};
+#pragma unroll
+    for (int i = 0; i < 4; ++i) {
+      acc[2 * i] += weight * __uint_as_float(words[i] << 16);
+      acc[2 * i + 1] += weight * __uint_as_float(words[i] & 0xffff0000u);
     }
-    if (a.shared_y != nullptr) {
-      acc += __bfloat162float(
-          __ushort_as_bfloat16(a.shared_y[static_cast<std::int64_t>(t) * a.hidden + h]));
-    }
-    a.out[static_cast<std::int64_t>(t) * a.hidden + h] = __bfloat162float(__float2bfloat16_rn(acc));
+  };
+  for (int j = 0; j < a.top_k; ++j) {
+    int const pair = t * a.top_k + j;
+    std::int64_t const row = a.pair_row[pair];
+    add_row(a.y + row * a.hidden, a.apply_weights ? a.topk_weights[pair] : 1.0f);
+  }
+  if (a.shared_y != nullptr) {
+    add_row(a.shared_y + static_cast<std::int64_t>(t) * a.hidden, 1.0f);
+  }
+  float* const out = a.out + static_cast<std::int64_t>(t) * a.hidden + h0;
+#pragma unroll
+  for (int i = 0; i < 8; ++i) {
+    out[i] = __bfloat162float(__float2bfloat16_rn(acc[i]));
   }
 }
 
@@ -141,7 +158,10 @@ Status local_dispatch(LocalDispatchArgs const& args, cudaStream_t stream) {
   if (args.rows <= 0) {
     return Status();
   }
-  local_dispatch_kernel<<<args.rows, kDispatchWarps * 32, 0, stream>>>(args);
+  dim3 const grid(
+      static_cast<unsigned>(args.rows),
+      static_cast<unsigned>((args.hidden / kGroup + kDispatchWarps - 1) / kDispatchWarps));
+  local_dispatch_kernel<<<grid, kDispatchWarps * 32, 0, stream>>>(args);
   GCMOE_CHECK_LAUNCH();
   return Status();
 }
@@ -165,7 +185,10 @@ Status local_combine(LocalCombineArgs const& args, cudaStream_t stream) {
   if (args.num_tokens <= 0) {
     return Status();
   }
-  local_combine_kernel<<<args.num_tokens, 256, 0, stream>>>(args);
+  GCMOE_CHECK_ARG_MSG(args.hidden % 8 == 0, "local combine: hidden must be a multiple of 8");
+  dim3 const grid(static_cast<unsigned>(args.num_tokens),
+                  static_cast<unsigned>((args.hidden / 8 + kCombineThreads - 1) / kCombineThreads));
+  local_combine_kernel<<<grid, kCombineThreads, 0, stream>>>(args);
   GCMOE_CHECK_LAUNCH();
   return Status();
 }
