@@ -133,7 +133,8 @@ __global__ void __launch_bounds__((kWgs * 4 + 1) * 32, kMinBlocks)
         std::uint32_t const full_bar = ptx::smem_address(&full[s]);
         std::uint32_t const x_stage =
             smem_base + static_cast<std::uint32_t>(s * kStageBytes) + kWgs * kWgmmaChunkBytes;
-#pragma unroll
+        // Unrolled at most twice: wider unrolling spills at the 8-row configs' 56-register cap.
+#pragma unroll(kN <= 8 ? 1 : 2)
         for (int u = lane; u < kN * 8; u += 32) {
           int const r = u / 8;
           int const unit = u % 8;
