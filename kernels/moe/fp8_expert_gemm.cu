@@ -327,20 +327,31 @@ Status preload_fp8_expert_gemm() {
   return Status();
 }
 
-Status launch_fp8_expert_gemm(Fp8ExpertGemmArgs const& args, cudaStream_t stream) {
+Status check_expert_gemm_args(Fp8ExpertGemmArgs const& args) {
   GCMOE_CHECK_ARG_MSG(args.weights != nullptr && args.weight_scales != nullptr &&
                           args.x != nullptr && args.x_scales != nullptr &&
                           args.expert_offsets != nullptr && args.active_experts != nullptr &&
                           args.num_active != nullptr,
                       "fp8 expert gemm: a required pointer is null");
-  GCMOE_CHECK_ARG_MSG(args.tiles > 0 && args.tiles % kExpertGemmWarps == 0,
-                      "fp8 expert gemm: tiles must be a positive multiple of 16");
   GCMOE_CHECK_ARG_MSG(args.chunks > 0 && args.chunks <= kMaxChunks,
                       "fp8 expert gemm: K must be a positive multiple of 128");
   bool const gate_up = args.stage == ExpertGemmStage::kGateUp;
   GCMOE_CHECK_ARG_MSG(!gate_up || (args.h != nullptr && args.h_scales != nullptr),
                       "fp8 expert gemm: gate/up stage needs h and h_scales");
   GCMOE_CHECK_ARG_MSG(gate_up || args.y != nullptr, "fp8 expert gemm: down stage needs y");
+  GCMOE_CHECK_ARG_MSG(
+      args.ready_blocks == nullptr || (args.ready_block_rows > 0 && args.error != nullptr),
+      "fp8 expert gemm: readiness counters need ready_block_rows and error");
+  return Status();
+}
+
+Status launch_fp8_expert_gemm(Fp8ExpertGemmArgs const& args, cudaStream_t stream) {
+  GCMOE_RETURN_IF_ERROR(check_expert_gemm_args(args));
+  GCMOE_CHECK_ARG_MSG(args.ready_blocks == nullptr,
+                      "fp8 expert gemm: readiness counters need the WGMMA version");
+  GCMOE_CHECK_ARG_MSG(args.tiles > 0 && args.tiles % kExpertGemmWarps == 0,
+                      "fp8 expert gemm: tiles must be a positive multiple of 16");
+  bool const gate_up = args.stage == ExpertGemmStage::kGateUp;
   if (args.max_active <= 0) {
     return Status();
   }

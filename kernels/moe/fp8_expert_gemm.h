@@ -72,6 +72,9 @@ struct Fp8ExpertGemmArgs {
 // concurrent launch (lazy loading under a spinning kernel deadlocks).
 Status preload_fp8_expert_gemm();
 
+// The checks every version makes: required pointers, the stage's outputs, K, readiness fields.
+Status check_expert_gemm_args(Fp8ExpertGemmArgs const& args);
+
 Status launch_fp8_expert_gemm(Fp8ExpertGemmArgs const& args, cudaStream_t stream);
 
 }  // namespace gcmoe::kernels

@@ -9,20 +9,6 @@ namespace {
 
 constexpr std::int64_t kScaleBlock = 128;
 
-Status check_view(Fp8WeightView const& view, char const* name) {
-  GCMOE_RETURN_IF_ERROR(formats::check_block_dims(view.dims, {kScaleBlock, kScaleBlock}));
-  formats::MatrixDims const sdims = formats::scale_dims(view.dims, {kScaleBlock, kScaleBlock});
-  GCMOE_CHECK_ARG(static_cast<std::int64_t>(view.codes.size()) == view.dims.elements(),
-                  "{}: {} codes for [{}, {}]", name, view.codes.size(), view.dims.rows,
-                  view.dims.cols);
-  GCMOE_CHECK_ARG(static_cast<std::int64_t>(view.scale_inv.size()) == sdims.elements(),
-                  "{}: {} scales, want [{}, {}]", name, view.scale_inv.size(), sdims.rows,
-                  sdims.cols);
-  GCMOE_CHECK_ARG(view.dims.cols % kChunkK == 0, "{}: K = {} is not a multiple of {}", name,
-                  view.dims.cols, kChunkK);
-  return Status();
-}
-
 // Source of tile-local row r (0..15) of tile `tile`: which view and which of its rows.
 struct RowSource {
   Fp8WeightView const* view = nullptr;
@@ -68,6 +54,20 @@ PackedExpertWeights pack(std::int64_t tiles, std::int64_t cols, RowOf&& row_of) 
 
 }  // namespace
 
+Status check_fp8_weight_view(Fp8WeightView const& view, char const* name) {
+  GCMOE_RETURN_IF_ERROR(formats::check_block_dims(view.dims, {kScaleBlock, kScaleBlock}));
+  formats::MatrixDims const sdims = formats::scale_dims(view.dims, {kScaleBlock, kScaleBlock});
+  GCMOE_CHECK_ARG(static_cast<std::int64_t>(view.codes.size()) == view.dims.elements(),
+                  "{}: {} codes for [{}, {}]", name, view.codes.size(), view.dims.rows,
+                  view.dims.cols);
+  GCMOE_CHECK_ARG(static_cast<std::int64_t>(view.scale_inv.size()) == sdims.elements(),
+                  "{}: {} scales, want [{}, {}]", name, view.scale_inv.size(), sdims.rows,
+                  sdims.cols);
+  GCMOE_CHECK_ARG(view.dims.cols % kChunkK == 0, "{}: K = {} is not a multiple of {}", name,
+                  view.dims.cols, kChunkK);
+  return Status();
+}
+
 TileCoord lane_byte_coord(int lane, int byte) {
   int const g = lane / 4;
   int const t = lane % 4;
@@ -81,8 +81,8 @@ TileCoord lane_byte_coord(int lane, int byte) {
 }
 
 StatusOr<PackedExpertWeights> pack_gate_up(Fp8WeightView const& gate, Fp8WeightView const& up) {
-  GCMOE_RETURN_IF_ERROR(check_view(gate, "gate"));
-  GCMOE_RETURN_IF_ERROR(check_view(up, "up"));
+  GCMOE_RETURN_IF_ERROR(check_fp8_weight_view(gate, "gate"));
+  GCMOE_RETURN_IF_ERROR(check_fp8_weight_view(up, "up"));
   GCMOE_CHECK_ARG(gate.dims == up.dims, "gate [{}, {}] and up [{}, {}] differ", gate.dims.rows,
                   gate.dims.cols, up.dims.rows, up.dims.cols);
   GCMOE_CHECK_ARG(gate.dims.rows % 8 == 0, "intermediate size {} is not a multiple of 8",
@@ -93,7 +93,7 @@ StatusOr<PackedExpertWeights> pack_gate_up(Fp8WeightView const& gate, Fp8WeightV
 }
 
 StatusOr<PackedExpertWeights> pack_down(Fp8WeightView const& down) {
-  GCMOE_RETURN_IF_ERROR(check_view(down, "down"));
+  GCMOE_RETURN_IF_ERROR(check_fp8_weight_view(down, "down"));
   GCMOE_CHECK_ARG(down.dims.rows % kTileRows == 0, "hidden size {} is not a multiple of {}",
                   down.dims.rows, kTileRows);
   return pack(down.dims.rows / kTileRows, down.dims.cols, [&](std::int64_t tile, int row) {

@@ -38,6 +38,10 @@ struct Fp8WeightView {
   std::span<float const> scale_inv;
 };
 
+// INVALID_ARGUMENT unless `view` is a whole-block FP8 matrix with f32 128×128 scales and K a
+// multiple of 128 (`name` for the message).
+Status check_fp8_weight_view(Fp8WeightView const& view, char const* name);
+
 struct PackedExpertWeights {
   std::int64_t tiles = 0;           // weight rows / 16
   std::int64_t chunks = 0;          // K / 128

@@ -412,26 +412,15 @@ Status preload_fp8_expert_wgmma() {
 }
 
 Status launch_fp8_expert_wgmma(Fp8ExpertGemmArgs const& args, cudaStream_t stream) {
-  GCMOE_CHECK_ARG_MSG(args.weights != nullptr && args.weight_scales != nullptr &&
-                          args.x != nullptr && args.x_scales != nullptr &&
-                          args.expert_offsets != nullptr && args.active_experts != nullptr &&
-                          args.num_active != nullptr,
-                      "fp8 expert wgmma: a required pointer is null");
+  GCMOE_RETURN_IF_ERROR(check_expert_gemm_args(args));
   bool const gate_up = args.stage == ExpertGemmStage::kGateUp;
   // CTAs own 128 outputs (L1: 16 tiles of 8, one requantization group) or 128 rows (L2: 8 of 16).
   GCMOE_CHECK_ARG_MSG(args.tiles > 0 && args.tiles % (gate_up ? 16 : 8) == 0,
                       "fp8 expert wgmma: I and H must be positive multiples of 128");
-  GCMOE_CHECK_ARG_MSG(args.chunks > 0, "fp8 expert wgmma: K must be a positive multiple of 128");
   GCMOE_CHECK_ARG_MSG(args.rows_per_expert_hint <= (1 << 20), "fp8 expert wgmma: bad hint");
   GCMOE_CHECK_ARG_MSG(
       reinterpret_cast<std::uintptr_t>(args.weights) % 16 == 0 && args.weight_stride % 16 == 0,
       "fp8 expert wgmma: weights must be 16-byte aligned (bulk copies)");
-  GCMOE_CHECK_ARG_MSG(!gate_up || (args.h != nullptr && args.h_scales != nullptr),
-                      "fp8 expert wgmma: gate/up stage needs h and h_scales");
-  GCMOE_CHECK_ARG_MSG(gate_up || args.y != nullptr, "fp8 expert wgmma: down stage needs y");
-  GCMOE_CHECK_ARG_MSG(
-      args.ready_blocks == nullptr || (args.ready_block_rows > 0 && args.error != nullptr),
-      "fp8 expert wgmma: readiness counters need ready_block_rows and error");
   if (args.max_active <= 0) {
     return Status();
   }

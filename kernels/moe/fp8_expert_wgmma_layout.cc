@@ -9,17 +9,9 @@ namespace {
 
 constexpr std::int64_t kScaleBlock = 128;
 
+// The shared checks, and rows in whole 128-row blocks (a 64-row tile must not straddle two).
 Status check_view(Fp8WeightView const& view, char const* name) {
-  GCMOE_RETURN_IF_ERROR(formats::check_block_dims(view.dims, {kScaleBlock, kScaleBlock}));
-  formats::MatrixDims const sdims = formats::scale_dims(view.dims, {kScaleBlock, kScaleBlock});
-  GCMOE_CHECK_ARG(static_cast<std::int64_t>(view.codes.size()) == view.dims.elements(),
-                  "{}: {} codes for [{}, {}]", name, view.codes.size(), view.dims.rows,
-                  view.dims.cols);
-  GCMOE_CHECK_ARG(static_cast<std::int64_t>(view.scale_inv.size()) == sdims.elements(),
-                  "{}: {} scales, want [{}, {}]", name, view.scale_inv.size(), sdims.rows,
-                  sdims.cols);
-  GCMOE_CHECK_ARG(view.dims.cols % kChunkK == 0, "{}: K = {} is not a multiple of {}", name,
-                  view.dims.cols, kChunkK);
+  GCMOE_RETURN_IF_ERROR(check_fp8_weight_view(view, name));
   GCMOE_CHECK_ARG(view.dims.rows % kScaleBlock == 0, "{}: {} rows is not a multiple of {}", name,
                   view.dims.rows, kScaleBlock);
   return Status();
