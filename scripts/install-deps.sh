@@ -11,7 +11,7 @@ set -euo pipefail
 packages=(
   g++ cmake ninja-build pkg-config git
   libgrpc++-dev protobuf-compiler-grpc libprotobuf-dev protobuf-compiler
-  libspdlog-dev libfmt-dev libcli11-dev catch2 nlohmann-json3-dev
+  libspdlog-dev libfmt-dev libcli11-dev catch2 nlohmann-json3-dev libcpp-httplib-dev
   clang-format
 )
 

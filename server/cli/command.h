@@ -17,8 +17,13 @@ CommandRunner add_smoke_command(CLI::App& app);
 CommandRunner add_inspect_command(CLI::App& app);
 CommandRunner add_make_tiny_command(CLI::App& app);
 CommandRunner add_load_bench_command(CLI::App& app);
+CommandRunner add_plan_command(CLI::App& app);
 #if GCMOE_HAVE_GRPC
 CommandRunner add_serve_command(CLI::App& app);
+CommandRunner add_worker_command(CLI::App& app);
+CommandRunner add_bench_command(CLI::App& app);
+CommandRunner add_generate_command(CLI::App& app);
+CommandRunner add_health_command(CLI::App& app);
 #endif
 
 }  // namespace gcmoe::cli

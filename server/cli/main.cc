@@ -28,8 +28,13 @@ int main(int argc, char** argv) {
   add(&gcmoe::cli::add_inspect_command);
   add(&gcmoe::cli::add_make_tiny_command);
   add(&gcmoe::cli::add_load_bench_command);
+  add(&gcmoe::cli::add_plan_command);
 #if GCMOE_HAVE_GRPC
   add(&gcmoe::cli::add_serve_command);
+  add(&gcmoe::cli::add_worker_command);
+  add(&gcmoe::cli::add_bench_command);
+  add(&gcmoe::cli::add_generate_command);
+  add(&gcmoe::cli::add_health_command);
 #endif
 
   CLI11_PARSE(app, argc, argv);

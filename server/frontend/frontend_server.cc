@@ -9,6 +9,8 @@
 
 #include <thread>
 
+#include "engine/common/check.h"
+
 namespace gcmoe::frontend {
 namespace {
 
@@ -21,17 +23,21 @@ std::string readiness_service_name() {
   return v1::GenerateService::service_full_name();
 }
 
-FrontendServer::FrontendServer(FrontendConfig const& config)
+FrontendServer::FrontendServer(FrontendConfig const& config, std::unique_ptr<Admission> admission)
     : state_(config.not_ready_reason),
       loads_(config.identity.ranks),
-      service_(config.identity, state_, loads_, registry_) {}
+      admission_(std::move(admission)),
+      service_(config.identity,
+               {state_, loads_, registry_, group_, *admission_, in_flight_, metrics_}) {}
 
 StatusOr<std::unique_ptr<FrontendServer>> FrontendServer::start(FrontendConfig const& config) {
   // Both are process-wide switches read by the builder; idempotent.
   grpc::EnableDefaultHealthCheckService(true);
   grpc::reflection::InitProtoReflectionServerBuilderPlugin();
 
-  std::unique_ptr<FrontendServer> self(new FrontendServer(config));
+  GCMOE_ASSIGN_OR_RETURN(std::unique_ptr<Admission> admission,
+                         Admission::create(config.identity.ranks, config.per_rank_capacity));
+  std::unique_ptr<FrontendServer> self(new FrontendServer(config, std::move(admission)));
   grpc::ServerBuilder builder;
   // gRPC sets SO_REUSEPORT by default on Linux: a second server on the same port would silently
   // share its traffic. A port in use must be an error instead.
@@ -63,8 +69,13 @@ void FrontendServer::drain_and_shutdown(std::chrono::milliseconds grace) {
   while (registry_.size() > 0 && std::chrono::steady_clock::now() < deadline) {
     std::this_thread::sleep_for(kDrainPoll);
   }
-  std::size_t const left = registry_.size();
+  std::size_t const left = in_flight_.cancel_all();
   spdlog::info("gcmoe front-end drained ({} requests still in flight are cancelled)", left);
+  // Their handlers end as the ranks confirm; give them a moment before the hard shutdown.
+  auto const cancel_deadline = std::chrono::steady_clock::now() + std::chrono::seconds(2);
+  while (registry_.size() > 0 && std::chrono::steady_clock::now() < cancel_deadline) {
+    std::this_thread::sleep_for(kDrainPoll);
+  }
   // Shutdown with a deadline cancels what is still running at the deadline: now.
   server_->Shutdown(std::chrono::system_clock::now());
   server_->Wait();

@@ -12,7 +12,11 @@
 #include <string>
 
 #include "engine/common/status.h"
+#include "server/frontend/admission.h"
 #include "server/frontend/generate_service.h"
+#include "server/frontend/in_flight_table.h"
+#include "server/frontend/metrics.h"
+#include "server/frontend/rank_group.h"
 #include "server/frontend/rank_load_board.h"
 #include "server/frontend/request_registry.h"
 #include "server/frontend/serving_state.h"
@@ -26,6 +30,8 @@ struct FrontendConfig {
   std::string listen_address = "0.0.0.0:50051";  // host:port; port 0 picks a free one
   ServerIdentity identity;
   std::string not_ready_reason = kNoModelMessage;
+  // Requests in flight per rank (its running + waiting limits); more are RESOURCE_EXHAUSTED.
+  std::int32_t per_rank_capacity = 320;
 };
 
 class FrontendServer {
@@ -40,17 +46,25 @@ class FrontendServer {
   ServingState& state() { return state_; }
   RankLoadBoard& loads() { return loads_; }
   RequestRegistry& registry() { return registry_; }
+  RankGroupSlot& group() { return group_; }
+  Admission& admission() { return *admission_; }
+  ServingMetrics& metrics() { return metrics_; }
+  InFlightTable& in_flight() { return in_flight_; }
 
   // Readiness NOT_SERVING and new requests UNAVAILABLE at once; then waits up to `grace` for the
-  // requests in flight to end, and shuts the server down (what is left is cancelled).
+  // requests in flight to end, cancels what is left (its ranks abort it) and shuts down.
   void drain_and_shutdown(std::chrono::milliseconds grace);
 
  private:
-  explicit FrontendServer(FrontendConfig const& config);
+  FrontendServer(FrontendConfig const& config, std::unique_ptr<Admission> admission);
 
   ServingState state_;
   RankLoadBoard loads_;
   RequestRegistry registry_;
+  RankGroupSlot group_;
+  std::unique_ptr<Admission> admission_;
+  InFlightTable in_flight_;
+  ServingMetrics metrics_;
   GenerateServiceImpl service_;
   std::unique_ptr<grpc::Server> server_;
   int port_ = 0;

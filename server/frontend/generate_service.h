@@ -1,12 +1,17 @@
 #pragma once
-// gcmoe.v1.GenerateService on the front-end. What needs no model is real: request validation,
-// request-id claims, server info and loads, drain refusal. Generation itself needs a model
-// family (issue 8): until one is loaded, Generate, Abort and GetModelInfo answer UNAVAILABLE
-// naming what is missing — never fake tokens.
+// gcmoe.v1.GenerateService on the front-end. Generate validates a request, claims its id, admits
+// it to the least-loaded rank with room (RESOURCE_EXHAUSTED when every rank is full) and relays
+// the rank's token stream; the client's cancel and deadline travel to the rank with the call
+// (the rank aborts the sequence). A rank fault ends the stream with UNAVAILABLE.
 
+#include <atomic>
 #include <string>
 
 #include "gcmoe/v1/generate.grpc.pb.h"
+#include "server/frontend/admission.h"
+#include "server/frontend/in_flight_table.h"
+#include "server/frontend/metrics.h"
+#include "server/frontend/rank_group.h"
 #include "server/frontend/rank_load_board.h"
 #include "server/frontend/request_registry.h"
 #include "server/frontend/serving_state.h"
@@ -19,10 +24,20 @@ struct ServerIdentity {
   std::string backend = "cpu";  // cpu | cuda
 };
 
+// What the handlers share; owned by FrontendServer.
+struct ServiceContext {
+  ServingState& state;
+  RankLoadBoard& loads;
+  RequestRegistry& registry;
+  RankGroupSlot& group;
+  Admission& admission;
+  InFlightTable& in_flight;
+  ServingMetrics& metrics;
+};
+
 class GenerateServiceImpl final : public v1::GenerateService::Service {
  public:
-  GenerateServiceImpl(ServerIdentity identity, ServingState& state, RankLoadBoard& loads,
-                      RequestRegistry& registry);
+  GenerateServiceImpl(ServerIdentity identity, ServiceContext context);
 
   grpc::Status Generate(grpc::ServerContext* context, v1::GenerateRequest const* request,
                         grpc::ServerWriter<v1::GenerateResponse>* writer) override;
@@ -36,12 +51,12 @@ class GenerateServiceImpl final : public v1::GenerateService::Service {
                         v1::GetLoadsResponse* response) override;
 
  private:
-  Status generate(v1::GenerateRequest const& request);
+  Status generate(grpc::ServerContext& context, v1::GenerateRequest const& request,
+                  grpc::ServerWriter<v1::GenerateResponse>& writer);
 
   ServerIdentity identity_;
-  ServingState& state_;
-  RankLoadBoard& loads_;
-  RequestRegistry& registry_;
+  ServiceContext ctx_;
+  std::atomic<std::uint64_t> next_sequence_{1};
 };
 
 }  // namespace gcmoe::frontend

@@ -32,6 +32,18 @@ Status ServingState::mark_ready(ModelLimits const& limits) {
   return Status();
 }
 
+void ServingState::mark_not_ready(std::string reason) {
+  {
+    std::lock_guard<std::mutex> const lock(mutex_);
+    if (state_.draining) {
+      return;
+    }
+    state_.ready = false;
+    state_.message = std::move(reason);
+  }
+  notify(false);
+}
+
 void ServingState::begin_drain() {
   {
     std::lock_guard<std::mutex> const lock(mutex_);

@@ -34,6 +34,9 @@ class ServingState {
   void set_readiness_listener(ReadinessListener listener);
   // All ranks loaded the model. FAILED_PRECONDITION while draining.
   Status mark_ready(ModelLimits const& limits);
+  // The ranks failed or are restarting: not ready (readiness NOT_SERVING) with a reason, until
+  // the next mark_ready. No effect while draining.
+  void mark_not_ready(std::string reason);
   void begin_drain();
 
   ServingSnapshot snapshot() const;

@@ -75,15 +75,17 @@ v1::GenerateRequest valid_request() {
   return r;
 }
 
+// A model directory that does not exist: the ranks fail to load, the supervisor keeps retrying,
+// and the front-end stays up, live but not ready, saying why.
 TEST_CASE("gcmoe serve: health, reflection, info, loads, validation, SIGTERM") {
-  testing::ServeProcess serve(
-      GCMOE_BINARY,
-      {"--ranks", "2", "--backend", "cpu", "--kv-blocks", "512", "--shutdown-timeout", "5"},
-      std::chrono::seconds(30));
+  testing::ServeProcess serve(GCMOE_BINARY,
+                              {"--ranks", "2", "--backend", "cpu", "--kv-blocks", "512",
+                               "--shutdown-timeout", "5", "--model", "/nonexistent/gcmoe-model"},
+                              std::chrono::seconds(30));
   std::printf("e2e: gcmoe serve listening on %s\n", serve.address().c_str());
   std::shared_ptr<grpc::Channel> const channel = connect(serve.address());
 
-  SECTION("health: live, not ready without a model, unknown services NOT_FOUND") {
+  SECTION("health: live, not ready while the ranks cannot load, unknown services NOT_FOUND") {
     HealthStatus live;
     REQUIRE(health_check(channel, "", live).ok());
     CHECK(live.status() == HealthStatus::SERVING);
@@ -137,7 +139,7 @@ TEST_CASE("gcmoe serve: health, reflection, info, loads, validation, SIGTERM") {
     CHECK(info.backend() == "cpu");
     CHECK_FALSE(info.ready());
     CHECK_FALSE(info.draining());
-    CHECK(info.status_message().find("no model loaded") != std::string::npos);
+    CHECK_FALSE(info.status_message().empty());
 
     grpc::ClientContext loads_context;
     v1::GetLoadsResponse loads;
@@ -154,7 +156,7 @@ TEST_CASE("gcmoe serve: health, reflection, info, loads, validation, SIGTERM") {
                 loads.total().waiting_requests(), loads.total().running_requests());
   }
 
-  SECTION("Generate: malformed is INVALID_ARGUMENT, well-formed says no model is loaded") {
+  SECTION("Generate: malformed is INVALID_ARGUMENT, well-formed says why it cannot run") {
     auto stub = v1::GenerateService::NewStub(channel);
     std::vector<std::pair<char const*, v1::GenerateRequest>> malformed;
     v1::GenerateRequest r = valid_request();
@@ -182,7 +184,7 @@ TEST_CASE("gcmoe serve: health, reflection, info, loads, validation, SIGTERM") {
     std::printf("e2e: Generate(valid) -> %d %s\n", static_cast<int>(valid.error_code()),
                 valid.error_message().c_str());
     CHECK(valid.error_code() == grpc::StatusCode::UNAVAILABLE);
-    CHECK(valid.error_message().find("issue 8") != std::string::npos);
+    CHECK_FALSE(valid.error_message().empty());
   }
 
   std::optional<int> const exit_code = serve.stop(SIGTERM, std::chrono::seconds(15));

@@ -5,9 +5,11 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <sstream>
 #include <stdexcept>
 #include <thread>
 
@@ -30,6 +32,11 @@ ServeProcess::ServeProcess(std::string const& binary, std::vector<std::string> c
   std::string const port_file = dir_ + "/port";
   std::vector<std::string> args = {binary,        "serve",       "--listen",
                                    "127.0.0.1:0", "--port-file", port_file};
+  // Tests run in parallel: never the fixed default metrics port.
+  if (std::find(extra_args.begin(), extra_args.end(), "--metrics-listen") == extra_args.end()) {
+    args.insert(args.end(),
+                {"--metrics-listen", "127.0.0.1:0", "--metrics-port-file", dir_ + "/metrics-port"});
+  }
   args.insert(args.end(), extra_args.begin(), extra_args.end());
   std::vector<char*> argv;
   for (std::string& a : args) {
@@ -73,6 +80,38 @@ std::optional<int> ServeProcess::stop(int signal, std::chrono::seconds timeout) 
     std::this_thread::sleep_for(kPoll);
   }
   return std::nullopt;
+}
+
+int ServeProcess::metrics_port() const {
+  std::ifstream in(dir_ + "/metrics-port");
+  int port = 0;
+  in >> port;
+  return port;
+}
+
+std::vector<pid_t> ServeProcess::children() const {
+  std::vector<pid_t> out;
+  for (auto const& entry : std::filesystem::directory_iterator("/proc")) {
+    std::string const name = entry.path().filename().string();
+    if (name.empty() || name.find_first_not_of("0123456789") != std::string::npos) {
+      continue;
+    }
+    std::ifstream stat(entry.path() / "stat");
+    std::string line;
+    if (!std::getline(stat, line)) {
+      continue;
+    }
+    // "pid (comm) state ppid ...": fields after the last ')'.
+    std::istringstream rest(line.substr(line.rfind(')') + 2));
+    char state = 0;
+    pid_t ppid = 0;
+    rest >> state >> ppid;
+    if (ppid == pid_ && state != 'Z') {
+      out.push_back(static_cast<pid_t>(std::stol(name)));
+    }
+  }
+  std::sort(out.begin(), out.end());
+  return out;
 }
 
 ServeProcess::~ServeProcess() {

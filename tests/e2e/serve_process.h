@@ -24,6 +24,12 @@ class ServeProcess {
 
   int port() const { return port_; }
   std::string address() const { return "127.0.0.1:" + std::to_string(port_); }
+  pid_t pid() const { return pid_; }
+  // The /metrics port (serve is started with --metrics-listen 127.0.0.1:0 unless the extra
+  // arguments name another), 0 when it is off.
+  int metrics_port() const;
+  // The pids of the server's child processes (its rank workers), lowest first.
+  std::vector<pid_t> children() const;
 
   // Sends `signal` and waits up to `timeout` for the exit. The exit status, or nullopt when it
   // did not exit in time (or died by a signal: then -signal).

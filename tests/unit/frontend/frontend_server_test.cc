@@ -85,8 +85,10 @@ TEST_CASE("without a model: info says why, malformed is INVALID_ARGUMENT, valid 
   v1::AbortRequest abort;
   abort.add_request_ids("x");
   v1::AbortResponse aborted;
-  CHECK(f.stub->Abort(&abort_context, abort, &aborted).error_code() ==
-        grpc::StatusCode::UNAVAILABLE);
+  REQUIRE(f.stub->Abort(&abort_context, abort, &aborted).ok());  // nothing is in flight
+  CHECK(aborted.aborted_size() == 0);
+  REQUIRE(aborted.not_found_size() == 1);
+  CHECK(aborted.not_found(0) == "x");
 }
 
 TEST_CASE("GetLoads reports each rank's scheduler stats and their total") {
@@ -120,7 +122,7 @@ TEST_CASE("GetLoads reports each rank's scheduler stats and their total") {
   CHECK(loads.total().kv_blocks_total() == 200);
 }
 
-TEST_CASE("once ready, the model limits apply; generation itself is not built yet") {
+TEST_CASE("once ready, the model limits apply; without a rank group, UNAVAILABLE") {
   Fixture f;
   REQUIRE(f.server->state().mark_ready({100, 16}).ok());
   CHECK(f.info().ready());
@@ -136,8 +138,9 @@ TEST_CASE("once ready, the model limits apply; generation itself is not built ye
   CHECK(f.generate(too_long).error_code() == grpc::StatusCode::INVALID_ARGUMENT);
 
   grpc::Status const valid = f.generate(valid_request());
-  CHECK(valid.error_code() == grpc::StatusCode::UNIMPLEMENTED);
-  CHECK(valid.error_message().find("issue 8") != std::string::npos);
+  CHECK(valid.error_code() == grpc::StatusCode::UNAVAILABLE);
+  CHECK(valid.error_message().find("restarting") != std::string::npos);
+  CHECK(f.server->registry().size() == 0);
 }
 
 TEST_CASE("draining refuses new requests, then the server stops") {
