@@ -12,6 +12,8 @@ packages=(
   g++ cmake ninja-build pkg-config git
   libgrpc++-dev protobuf-compiler-grpc libprotobuf-dev protobuf-compiler
   libspdlog-dev libfmt-dev libcli11-dev catch2 nlohmann-json3-dev libcpp-httplib-dev
+  # tests only: validates deploy/docker-compose.yml without a Docker engine
+  docker-compose
   clang-format
 )
 
