@@ -2,6 +2,7 @@
 #include <cuda_fp8.h>
 
 #include "engine/common/cuda_check.h"
+#include "kernels/moe/fp8_activation_math.cuh"
 #include "kernels/moe/fp8_expert_gemm.h"
 #include "kernels/moe/fp8_expert_layout.h"
 
@@ -42,13 +43,6 @@ __device__ __forceinline__ void mma_fp8(float (&c)[4], uint4 const& a, std::uint
       "{%8, %9}, {%0, %1, %2, %3};"
       : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
       : "r"(a.x), "r"(a.y), "r"(a.z), "r"(a.w), "r"(b0), "r"(b1));
-}
-
-// ceil(log2(v)) for a positive normal float, from its bits (as formats::log2_ceil).
-__device__ __forceinline__ int log2_ceil(float v) {
-  unsigned const bits = __float_as_uint(v);
-  int const exponent = static_cast<int>((bits >> 23) & 0xff) - 127;
-  return (bits & 0x7fffff) != 0 ? exponent + 1 : exponent;
 }
 
 // Each warp streams its tile's chunks through a private ring of kStages 2 KB slots in shared
@@ -208,13 +202,7 @@ __global__ void __launch_bounds__(kWarps * 32, kMinBlocks)
       for (int n = 0; n < kNTiles; ++n) {
 #pragma unroll
         for (int j = 0; j < 2; ++j) {
-          float gate = acc[n][j];
-          float up = acc[n][2 + j];
-          if (limit > 0.0f) {
-            up = fminf(fmaxf(up, -limit), limit);
-            gate = fminf(gate, limit);
-          }
-          float v = gate / (1.0f + expf(-gate)) * up;
+          float v = swiglu(acc[n][j], acc[n][2 + j], limit);
           int const col = 8 * n + 2 * t + j;
           if (args.route_weights != nullptr && col < rows) {
             v *= args.route_weights[pass + col];
@@ -239,14 +227,9 @@ __global__ void __launch_bounds__(kWarps * 32, kMinBlocks)
           int const col = 8 * n + 2 * t + j;
           if (col < rows) {
             float const a = __uint_as_float(amax[col]);
-            float const scale =
-                args.requant == RequantScale::kPow2
-                    ? exp2f(static_cast<float>(log2_ceil(fmaxf(a, 1e-4f) * (1.0f / 448.0f))))
-                    : fmaxf(a, 1e-10f) / 448.0f;
-            float const q = fminf(fmaxf(hv[n][j] / scale, -448.0f), 448.0f);
-            __nv_fp8_e4m3 const code(q);
+            float const scale = fp8_group_scale(args.requant, a);
             std::int64_t const r = pass + col;
-            args.h[r * inter + out] = code.__x;
+            args.h[r * inter + out] = fp8_encode(hv[n][j], scale);
             if (warp == 0 && g == 0) {
               args.h_scales[r * groups + blockIdx.x] = scale;
             }

@@ -5,6 +5,7 @@
 
 #include "engine/common/cuda_check.h"
 #include "kernels/hopper/ptx.cuh"
+#include "kernels/moe/fp8_activation_math.cuh"
 #include "kernels/moe/fp8_expert_wgmma.h"
 #include "kernels/moe/fp8_expert_wgmma_layout.h"
 
@@ -12,13 +13,6 @@ namespace gcmoe::kernels {
 namespace {
 
 namespace ptx = hopper;
-
-// ceil(log2(v)) for a positive normal float, from its bits (as formats::log2_ceil).
-__device__ __forceinline__ int log2_ceil(float v) {
-  unsigned const bits = __float_as_uint(v);
-  int const exponent = static_cast<int>((bits >> 23) & 0xff) - 127;
-  return (bits & 0x7fffff) != 0 ? exponent + 1 : exponent;
-}
 
 constexpr int kConsumerBarrier = 1;
 
@@ -279,13 +273,7 @@ __global__ void __launch_bounds__((kWgs * 4 + 1) * 32, kMinBlocks)
       for (int j = 0; j < kN / 8; ++j) {
 #pragma unroll
         for (int e = 0; e < 2; ++e) {
-          float gate = acc[4 * j + e];
-          float up = acc[4 * j + 2 + e];
-          if (limit > 0.0f) {
-            up = fminf(fmaxf(up, -limit), limit);
-            gate = fminf(gate, limit);
-          }
-          float v = gate / (1.0f + expf(-gate)) * up;
+          float v = swiglu(acc[4 * j + e], acc[4 * j + 2 + e], limit);
           int const col = 8 * j + 2 * t + e;
           if (args.route_weights != nullptr && col < rows) {
             v *= args.route_weights[pass + col];
@@ -310,14 +298,9 @@ __global__ void __launch_bounds__((kWgs * 4 + 1) * 32, kMinBlocks)
           int const col = 8 * j + 2 * t + e;
           if (col < rows) {
             float const a = __uint_as_float(amax[col]);
-            float const scale =
-                args.requant == RequantScale::kPow2
-                    ? exp2f(static_cast<float>(log2_ceil(fmaxf(a, 1e-4f) * (1.0f / 448.0f))))
-                    : fmaxf(a, 1e-10f) / 448.0f;
-            float const q = fminf(fmaxf(hv[j][e] / scale, -448.0f), 448.0f);
-            __nv_fp8_e4m3 const code(q);
+            float const scale = fp8_group_scale(args.requant, a);
             std::int64_t const r = pass + col;
-            args.h[r * inter + out] = code.__x;
+            args.h[r * inter + out] = fp8_encode(hv[j][e], scale);
             if (threadIdx.x < 4) {
               args.h_scales[r * groups + group] = scale;
             }

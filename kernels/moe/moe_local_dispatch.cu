@@ -2,6 +2,7 @@
 #include <cuda_fp8.h>
 
 #include "engine/common/cuda_check.h"
+#include "kernels/moe/fp8_activation_math.cuh"
 #include "kernels/moe/moe_local_dispatch.h"
 
 namespace gcmoe::kernels {
@@ -11,13 +12,6 @@ constexpr int kGroup = 128;
 constexpr int kDispatchWarps = 8;    // groups of one row per block (grid.y covers the rest)
 constexpr int kCombineThreads = 64;  // 8 hidden values each: 512 per block
 constexpr unsigned kFullMask = 0xffffffffu;
-
-// ceil(log2(v)) for a positive normal float, from its bits (as formats::log2_ceil).
-__device__ __forceinline__ int log2_ceil(float v) {
-  unsigned const bits = __float_as_uint(v);
-  int const exponent = static_cast<int>((bits >> 23) & 0xff) - 127;
-  return (bits & 0x7fffff) != 0 ? exponent + 1 : exponent;
-}
 
 // Block (row, y): warp w quantizes the row's group y·8 + w (128 values, 4 per lane), so every
 // group of every row is in flight at once (decode has few rows).
@@ -58,14 +52,11 @@ __global__ void __launch_bounds__(kDispatchWarps * 32) local_dispatch_kernel(Loc
     float scale = 0.0f;
     std::uint32_t packed = 0;
     if (token >= 0) {
-      scale = a.recipe == RequantScale::kPow2
-                  ? exp2f(static_cast<float>(log2_ceil(fmaxf(m, 1e-4f) * (1.0f / 448.0f))))
-                  : fmaxf(m, 1e-10f) / 448.0f;
-      float const q[4] = {v.x / scale, v.y / scale, v.z / scale, v.w / scale};
+      scale = fp8_group_scale(a.recipe, m);
+      float const values[4] = {v.x, v.y, v.z, v.w};
 #pragma unroll
       for (int i = 0; i < 4; ++i) {
-        __nv_fp8_e4m3 const code(fminf(fmaxf(q[i], -448.0f), 448.0f));
-        packed |= static_cast<std::uint32_t>(code.__x) << (8 * i);
+        packed |= static_cast<std::uint32_t>(fp8_encode(values[i], scale)) << (8 * i);
       }
     }
     std::int64_t const base = static_cast<std::int64_t>(row) * a.hidden + g * kGroup;

@@ -1,0 +1,45 @@
+#pragma once
+// Device-side FP8 activation recipe and SwiGLU shared by the expert GEMMs' L1 epilogues
+// (fp8_expert_gemm.cu, fp8_expert_wgmma.cu) and the dispatch (moe_local_dispatch.cu). CPU
+// twins: formats::group_scale / encode_e4m3 (engine/formats/activation_quant.cc) and
+// kernels/moe/expert_ffn_ref.cc.
+
+#include <cuda_fp8.h>
+
+#include <cstdint>
+
+#include "kernels/moe/fp8_expert_gemm.h"
+
+namespace gcmoe::kernels {
+
+// ceil(log2(v)) for a positive normal float, from its bits (as formats::log2_ceil).
+__device__ __forceinline__ int log2_ceil(float v) {
+  unsigned const bits = __float_as_uint(v);
+  int const exponent = static_cast<int>((bits >> 23) & 0xff) - 127;
+  return (bits & 0x7fffff) != 0 ? exponent + 1 : exponent;
+}
+
+// The scale of a 128-value group with absolute maximum `amax`: a power of two (DeepSeek ue8m0,
+// amax floored at 1e-4) or amax / 448 (GLM-5.2, floored at 1e-10).
+__device__ __forceinline__ float fp8_group_scale(RequantScale recipe, float amax) {
+  return recipe == RequantScale::kPow2
+             ? exp2f(static_cast<float>(log2_ceil(fmaxf(amax, 1e-4f) * (1.0f / 448.0f))))
+             : fmaxf(amax, 1e-10f) / 448.0f;
+}
+
+// e4m3 code of v / scale, saturated to ±448 (round to nearest even).
+__device__ __forceinline__ std::uint8_t fp8_encode(float v, float scale) {
+  __nv_fp8_e4m3 const code(fminf(fmaxf(v / scale, -448.0f), 448.0f));
+  return code.__x;
+}
+
+// silu(gate) · up, with DeepSeek's clamp (up to ±limit, gate to ≤ limit) when limit > 0.
+__device__ __forceinline__ float swiglu(float gate, float up, float limit) {
+  if (limit > 0.0f) {
+    up = fminf(fmaxf(up, -limit), limit);
+    gate = fminf(gate, limit);
+  }
+  return gate / (1.0f + expf(-gate)) * up;
+}
+
+}  // namespace gcmoe::kernels
