@@ -20,6 +20,11 @@ double median(std::vector<double> values);
 StatusOr<double> time_graph(cudaStream_t stream, int per_graph, int reps,
                             std::function<Status()> const& body);
 
+// Warms up with 3 calls of `launch`, then times `reps` calls between events on `stream`: the
+// median time of one call, in microseconds. For work that is already a graph (replays).
+StatusOr<double> time_launches(cudaStream_t stream, int reps,
+                               std::function<Status()> const& launch);
+
 // Device-to-device copy rate in GB/s counting bytes read plus bytes written (2 × 512 MiB).
 StatusOr<double> copy_bandwidth_gbps(cudaStream_t stream);
 

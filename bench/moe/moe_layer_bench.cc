@@ -1,20 +1,31 @@
-// bench_moe_layer: one whole MoE layer on one GPU, the sequential baseline
-// (kernels/moe/moe_layer_sequential.h: router → align & sort → dispatch → WGMMA expert GEMMs →
-// shared expert → combine), at GLM-5.2's shape (H 6144, I 2048, 256 experts, top-8, one shared
-// expert of I 2048), for T tokens on one rank. Time is the median CUDA-graph replay of the layer;
-// the floor is the bytes the layer must read (the touched experts, the shared expert, the fp32
-// router) over the SM read-stream ceiling measured in the same run. Random weights and inputs;
-// the touched experts are counted from the layer's own routing.
+// bench_moe_layer: one whole MoE layer on one GPU (one rank): the GC-MoE operator
+// (kernels/moe/gc_moe_layer.h: dispatch on a comm partition and the expert GEMM on the compute
+// partition as concurrent graph roots joined by token-ring flags, L2 overlapping L1's tail)
+// against the sequential baseline (the same kernels on one stream over the whole device), in the
+// same run, with a sweep of the comm partition's size. Shapes: GLM-5.2 (H 6144, I 2048, 256
+// experts, top-8) and DeepSeek-V4.1-Flash (H 5120, I 2304, 384 experts, top-6) — the latter with
+// FP8 experts standing in for its MXFP4 ones (the MXFP4 GEMM is issue 5's open part), so its bytes
+// and floor are the FP8 ones; each with and without the shared expert.
 //
-// Usage: bench_moe_layer [--out FILE] [--reps 20] [--commit SHA]
+// The baseline is timed with the shared expert in the routed experts' launches and in launches of
+// its own (the same without a shared expert); the faster is "sequential". Time: median over reps of
+// `--layers` back-to-back graph replays (layers replayed with no host work between them), per
+// layer. Floor: the bytes the layer must read (touched experts, the shared expert, the fp32 router)
+// over the SM read-stream ceiling measured in the same run.
+//
+// Usage: bench_moe_layer [--out FILE] [--reps 20] [--layers 4] [--commit SHA] [--comm 8,16,...]
+//                        [--model glm5.2|deepseek-v4.1|all] [--tokens N]
 #include <cuda_runtime.h>
 #include <fmt/format.h>
 
-#include <cstdio>
+#include <CLI/CLI.hpp>
+#include <algorithm>
 #include <fstream>
+#include <memory>
 #include <nlohmann/json.hpp>
 #include <set>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "bench/common/device_fill.h"
@@ -22,7 +33,7 @@
 #include "engine/backends/cuda/device_buffer.h"
 #include "engine/common/cuda_check.h"
 #include "kernels/moe/fp8_expert_wgmma_layout.h"
-#include "kernels/moe/moe_layer_sequential.h"
+#include "kernels/moe/gc_moe_layer.h"
 
 namespace gcmoe::bench {
 namespace {
@@ -30,26 +41,49 @@ namespace {
 using cuda::DeviceBuffer;
 using kernels::PackedExpertSections;
 
-constexpr int kHidden = 6144;
-constexpr int kInter = 2048;
-constexpr int kExperts = 256;
-constexpr int kTopK = 8;
 constexpr int kMaxTokens = 256;
 
 struct Options {
   std::string out = "moe_layer.json";
   int reps = 20;
+  int layers = 4;
   std::string commit = "unknown";
+  std::vector<int> comm_sms = {8, 16, 24, 32, 48};
+  std::string model = "all";
+  int only_tokens = 0;  // 0: the whole sweep
+  bool ablations = false;
 };
+
+struct ModelShape {
+  char const* name;
+  kernels::MoeFamily family;
+  int hidden, inter, experts, top_k;
+  char const* expert_format;
+};
+
+constexpr ModelShape kGlm52{"glm5.2",
+                            kernels::MoeFamily::kGlm52,
+                            6144,
+                            2048,
+                            256,
+                            8,
+                            "fp8 e4m3, 128x128 f32 scales (the release's format)"};
+constexpr ModelShape kDeepseekV41{"deepseek-v4.1",
+                                  kernels::MoeFamily::kDeepseekV41,
+                                  5120,
+                                  2304,
+                                  384,
+                                  6,
+                                  "fp8 e4m3, 128x128 f32 scales, standing in for MXFP4"};
 
 std::int64_t align_up(std::int64_t v) {
   return (v + 255) / 256 * 256;
 }
 
-PackedExpertSections sections() {
+PackedExpertSections sections(ModelShape const& m) {
   PackedExpertSections s;
-  std::int64_t const l1_cells = (kInter / 32) * (kHidden / 128);
-  std::int64_t const l2_cells = (kHidden / 64) * (kInter / 128);
+  std::int64_t const l1_cells = (m.inter / 32) * (m.hidden / 128);
+  std::int64_t const l2_cells = (m.hidden / 64) * (m.inter / 128);
   s.l1_scales = align_up(l1_cells * kernels::kWgmmaChunkBytes);
   s.l2_codes = s.l1_scales + align_up(l1_cells * 8);
   s.l2_scales = s.l2_codes + align_up(l2_cells * kernels::kWgmmaChunkBytes);
@@ -73,78 +107,210 @@ Status fill_experts(std::uint8_t* base, int experts, PackedExpertSections const&
   return Status();
 }
 
+// Experts the layer's own routing touched for `tokens` tokens (after a sequential run).
+StatusOr<std::size_t> touched_experts(kernels::MoeLayerSequential& steps, int tokens, int top_k,
+                                      cudaStream_t stream) {
+  std::vector<std::int32_t> ids(static_cast<std::size_t>(tokens) * top_k);
+  GCMOE_CHECK_CUDA(cudaMemcpyAsync(ids.data(), steps.topk_ids(), ids.size() * sizeof(std::int32_t),
+                                   cudaMemcpyDeviceToHost, stream));
+  GCMOE_CHECK_CUDA(cudaStreamSynchronize(stream));
+  return std::set<int>(ids.begin(), ids.end()).size();
+}
+
+StatusOr<nlohmann::json> run_model(ModelShape const& m, Options const& options, double ceiling_gbps,
+                                   cudaStream_t stream) {
+  PackedExpertSections const s = sections(m);
+  // The routed experts, then the shared expert as expert m.experts.
+  GCMOE_ASSIGN_OR_RETURN(auto experts,
+                         DeviceBuffer<std::uint8_t>::allocate((m.experts + 1) * s.stride));
+  GCMOE_ASSIGN_OR_RETURN(auto gate, DeviceBuffer<float>::allocate(m.experts * m.hidden));
+  GCMOE_ASSIGN_OR_RETURN(auto bias, DeviceBuffer<float>::allocate(m.experts));
+  GCMOE_ASSIGN_OR_RETURN(auto x, DeviceBuffer<float>::allocate(kMaxTokens * m.hidden));
+  GCMOE_ASSIGN_OR_RETURN(auto out, DeviceBuffer<float>::allocate(kMaxTokens * m.hidden));
+  GCMOE_RETURN_IF_ERROR(fill_experts(experts.data(), m.experts + 1, s, 11, stream));
+  GCMOE_RETURN_IF_ERROR(
+      fill_random_floats(gate.data(), m.experts * m.hidden, -0.02f, 0.02f, 7, stream));
+  GCMOE_RETURN_IF_ERROR(fill_random_floats(bias.data(), m.experts, -0.01f, 0.01f, 8, stream));
+  GCMOE_RETURN_IF_ERROR(
+      fill_random_floats(x.data(), kMaxTokens * m.hidden, -2.0f, 2.0f, 9, stream));
+  GCMOE_CHECK_CUDA(cudaStreamSynchronize(stream));
+  kernels::MoeLayerConfig const config = kernels::moe_layer_config(
+      m.family, m.hidden, m.inter, m.experts, m.top_k, /*fp8_activations=*/true);
+  // One operator per comm partition size (each its own pair of green contexts).
+  // Ablations at the first comm size: without the L1→L2 overlap, and with each dispatch on its
+  // GEMM's stream (no comm partition concurrency).
+  std::vector<std::pair<std::string, std::unique_ptr<kernels::GcMoeLayer>>> ablations;
+  if (options.ablations) {
+    for (auto const& [name, gc_options] :
+         {std::pair{std::string("no_pdl"),
+                    kernels::GcMoeOptions{.comm_sms = options.comm_sms[0], .overlap_down = false}},
+          std::pair{
+              std::string("dispatch_in_stream"),
+              kernels::GcMoeOptions{.comm_sms = options.comm_sms[0], .dispatch_on_comm = false}}}) {
+      GCMOE_ASSIGN_OR_RETURN(auto layer,
+                             kernels::GcMoeLayer::create(config, kMaxTokens, 0, gc_options));
+      ablations.emplace_back(name, std::make_unique<kernels::GcMoeLayer>(std::move(layer)));
+    }
+  }
+  std::vector<std::unique_ptr<kernels::GcMoeLayer>> layers;
+  std::vector<int> comm_sms;
+  for (int const asked : options.comm_sms) {
+    GCMOE_ASSIGN_OR_RETURN(auto layer,
+                           kernels::GcMoeLayer::create(config, kMaxTokens, 0, {.comm_sms = asked}));
+    comm_sms.push_back(layer.comm_sms());
+    layers.push_back(std::make_unique<kernels::GcMoeLayer>(std::move(layer)));
+  }
+  double const expert_bytes = static_cast<double>(s.stride);
+  double const router_bytes = 4.0 * m.experts * m.hidden;
+  fmt::print("== {} (experts: {}), {:.2f} MB per expert\n", m.name, m.expert_format,
+             expert_bytes / 1e6);
+  nlohmann::json points = nlohmann::json::array();
+  for (bool const shared : {true, false}) {
+    kernels::MoeLayerDeviceWeights const weights{.gate_weight = gate.data(),
+                                                 .bias = bias.data(),
+                                                 .experts = experts.data(),
+                                                 .sections = s,
+                                                 .has_shared = shared};
+    fmt::print("{} {:>4} {:>7} {:>9} {:>9}", shared ? "shared " : "routed ", "T", "experts",
+               "floor_us", "seq_us");
+    for (int const sms : comm_sms) {
+      fmt::print(" {:>8}", fmt::format("gc{}_us", sms));
+    }
+    for (auto const& ablation : ablations) {
+      fmt::print(" {:>18}", ablation.first);
+    }
+    fmt::print(" {:>7} {:>8}\n", "speedup", "of_floor");
+    for (int const tokens : {1, 2, 4, 8, 16, 32, 64, 128, 256}) {
+      if (options.only_tokens != 0 && tokens != options.only_tokens) {
+        continue;
+      }
+      kernels::MoeLayerSequential& steps = layers.front()->steps();
+      GCMOE_RETURN_IF_ERROR(steps.run(weights, x.data(), tokens, out.data(), stream));
+      GCMOE_ASSIGN_OR_RETURN(std::size_t const touched,
+                             touched_experts(steps, tokens, m.top_k, stream));
+      // The baseline at its best: the shared expert in the routed launches or in its own.
+      std::vector<double> seq_variants;
+      for (auto const placement :
+           {kernels::SharedExpertLaunch::kWithRouted, kernels::SharedExpertLaunch::kSeparate}) {
+        if (!shared && placement == kernels::SharedExpertLaunch::kSeparate) {
+          continue;
+        }
+        GCMOE_ASSIGN_OR_RETURN(cuda::Graph const sequential,
+                               layers.front()->sequential_graph(weights, x.data(), out.data(),
+                                                                tokens, stream, placement));
+        GCMOE_ASSIGN_OR_RETURN(double const us,
+                               time_launches(stream, options.reps, [&]() -> Status {
+                                 for (int l = 0; l < options.layers; ++l) {
+                                   GCMOE_RETURN_IF_ERROR(sequential.launch(stream));
+                                 }
+                                 return Status();
+                               }));
+        seq_variants.push_back(us);
+      }
+      double const seq_us = *std::min_element(seq_variants.begin(), seq_variants.end());
+      std::vector<double> gc_us;
+      for (auto& layer : layers) {
+        GCMOE_RETURN_IF_ERROR(layer->prepare(weights, x.data(), out.data(), tokens));
+        GCMOE_ASSIGN_OR_RETURN(double const us,
+                               time_launches(layer->stream(), options.reps, [&]() -> Status {
+                                 for (int l = 0; l < options.layers; ++l) {
+                                   GCMOE_RETURN_IF_ERROR(layer->replay(tokens));
+                                 }
+                                 return Status();
+                               }));
+        GCMOE_RETURN_IF_ERROR(layer->synchronize());  // a timed-out wait fails the benchmark
+        gc_us.push_back(us / options.layers);
+      }
+      double const seq = seq_us / options.layers;
+      double const bytes =
+          (static_cast<double>(touched) + (shared ? 1.0 : 0.0)) * expert_bytes + router_bytes;
+      double const floor_us = bytes / (ceiling_gbps * 1e9) * 1e6;
+      std::size_t best = 0;
+      for (std::size_t i = 1; i < gc_us.size(); ++i) {
+        best = gc_us[i] < gc_us[best] ? i : best;
+      }
+      fmt::print("{} {:>4} {:>7} {:>9.1f} {:>9.1f}", shared ? "shared " : "routed ", tokens,
+                 touched, floor_us, seq);
+      nlohmann::json sweep = nlohmann::json::array();
+      for (std::size_t i = 0; i < gc_us.size(); ++i) {
+        fmt::print(" {:>8.1f}", gc_us[i]);
+        sweep.push_back({{"comm_sms", comm_sms[i]},
+                         {"compute_sms", layers[i]->compute_sms()},
+                         {"time_us", gc_us[i]}});
+      }
+      nlohmann::json ablation_points = nlohmann::json::object();
+      for (auto& [name, layer] : ablations) {
+        GCMOE_RETURN_IF_ERROR(layer->prepare(weights, x.data(), out.data(), tokens));
+        GCMOE_ASSIGN_OR_RETURN(double const us,
+                               time_launches(layer->stream(), options.reps, [&]() -> Status {
+                                 for (int l = 0; l < options.layers; ++l) {
+                                   GCMOE_RETURN_IF_ERROR(layer->replay(tokens));
+                                 }
+                                 return Status();
+                               }));
+        GCMOE_RETURN_IF_ERROR(layer->synchronize());
+        fmt::print(" {:>18.1f}", us / options.layers);
+        ablation_points[name] = us / options.layers;
+      }
+      fmt::print(" {:>6.2f}x {:>7.2f}x\n", seq / gc_us[best], gc_us[best] / floor_us);
+      points.push_back({{"shared_expert", shared},
+                        {"tokens", tokens},
+                        {"touched_experts", touched},
+                        {"bytes", bytes},
+                        {"floor_us", floor_us},
+                        {"sequential_us", seq},
+                        {"sequential_shared_with_routed_us", seq_variants.front() / options.layers},
+                        {"sequential_shared_separate_us", seq_variants.back() / options.layers},
+                        {"gc_moe", sweep},
+                        {"gc_moe_best_us", gc_us[best]},
+                        {"gc_moe_best_comm_sms", comm_sms[best]},
+                        {"speedup_over_sequential", seq / gc_us[best]},
+                        {"gc_moe_best_over_floor", gc_us[best] / floor_us},
+                        {"ablations_at_first_comm_size", ablation_points}});
+    }
+  }
+  return nlohmann::json{{"model", m.name},
+                        {"shape",
+                         {{"hidden", m.hidden},
+                          {"intermediate", m.inter},
+                          {"experts", m.experts},
+                          {"top_k", m.top_k},
+                          {"shared_intermediate", m.inter}}},
+                        {"expert_format", m.expert_format},
+                        {"bytes_per_expert", expert_bytes},
+                        {"points", points}};
+}
+
 Status run(Options const& options) {
   cudaStream_t stream = nullptr;
   GCMOE_CHECK_CUDA(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
   GCMOE_ASSIGN_OR_RETURN(MemoryCeilings const ceilings, measure_memory_ceilings(stream));
   double const ceiling_gbps = ceilings.best();
-  PackedExpertSections const s = sections();
-  // The routed experts, then the shared expert as expert kExperts.
-  GCMOE_ASSIGN_OR_RETURN(auto experts,
-                         DeviceBuffer<std::uint8_t>::allocate((kExperts + 1) * s.stride));
-  GCMOE_ASSIGN_OR_RETURN(auto gate, DeviceBuffer<float>::allocate(kExperts * kHidden));
-  GCMOE_ASSIGN_OR_RETURN(auto bias, DeviceBuffer<float>::allocate(kExperts));
-  GCMOE_ASSIGN_OR_RETURN(auto x, DeviceBuffer<float>::allocate(kMaxTokens * kHidden));
-  GCMOE_ASSIGN_OR_RETURN(auto out, DeviceBuffer<float>::allocate(kMaxTokens * kHidden));
-  GCMOE_RETURN_IF_ERROR(fill_experts(experts.data(), kExperts + 1, s, 11, stream));
-  GCMOE_RETURN_IF_ERROR(
-      fill_random_floats(gate.data(), kExperts * kHidden, -0.02f, 0.02f, 7, stream));
-  GCMOE_RETURN_IF_ERROR(fill_random_floats(bias.data(), kExperts, -0.01f, 0.01f, 8, stream));
-  GCMOE_RETURN_IF_ERROR(fill_random_floats(x.data(), kMaxTokens * kHidden, -2.0f, 2.0f, 9, stream));
-  kernels::MoeLayerConfig const config = kernels::moe_layer_config(
-      kernels::MoeFamily::kGlm52, kHidden, kInter, kExperts, kTopK, /*fp8_activations=*/true);
-  GCMOE_ASSIGN_OR_RETURN(auto layer, kernels::MoeLayerSequential::create(config, kMaxTokens));
-  kernels::MoeLayerDeviceWeights const weights{.gate_weight = gate.data(),
-                                               .bias = bias.data(),
-                                               .experts = experts.data(),
-                                               .sections = s,
-                                               .has_shared = true};
-  double const expert_bytes = static_cast<double>(s.stride);
-  double const router_bytes = 4.0 * kExperts * kHidden;
-  fmt::print("ceiling (SM read) {:.0f} GB/s; {:.2f} MB per expert\n", ceiling_gbps,
-             expert_bytes / 1e6);
-  fmt::print("{:>4} {:>8} {:>10} {:>10} {:>8}\n", "T", "experts", "time_us", "floor_us",
-             "of_floor");
-  nlohmann::json points = nlohmann::json::array();
-  for (int const tokens : {1, 2, 4, 8, 16, 32, 64, 128, 256}) {
-    GCMOE_RETURN_IF_ERROR(layer.run(weights, x.data(), tokens, out.data(), stream));
-    std::vector<std::int32_t> ids(static_cast<std::size_t>(tokens) * kTopK);
-    GCMOE_CHECK_CUDA(cudaMemcpyAsync(ids.data(), layer.topk_ids(),
-                                     ids.size() * sizeof(std::int32_t), cudaMemcpyDeviceToHost,
-                                     stream));
-    GCMOE_CHECK_CUDA(cudaStreamSynchronize(stream));
-    std::set<int> const touched(ids.begin(), ids.end());
-    GCMOE_ASSIGN_OR_RETURN(double const us, time_graph(stream, 1, options.reps, [&]() -> Status {
-                             return layer.run(weights, x.data(), tokens, out.data(), stream);
-                           }));
-    double const bytes = (static_cast<double>(touched.size()) + 1.0) * expert_bytes + router_bytes;
-    double const floor_us = bytes / (ceiling_gbps * 1e9) * 1e6;
-    fmt::print("{:>4} {:>8} {:>10.1f} {:>10.1f} {:>7.2f}x\n", tokens, touched.size(), us, floor_us,
-               us / floor_us);
-    points.push_back({{"tokens", tokens},
-                      {"touched_experts", touched.size()},
-                      {"time_us", us},
-                      {"bytes", bytes},
-                      {"floor_us", floor_us},
-                      {"time_over_floor", us / floor_us}});
+  fmt::print("ceiling (SM read) {:.0f} GB/s; {} back-to-back layer replays per timing\n",
+             ceiling_gbps, options.layers);
+  nlohmann::json models = nlohmann::json::array();
+  for (ModelShape const* m : {&kGlm52, &kDeepseekV41}) {
+    if (options.model != "all" && options.model != m->name) {
+      continue;
+    }
+    GCMOE_ASSIGN_OR_RETURN(nlohmann::json result, run_model(*m, options, ceiling_gbps, stream));
+    models.push_back(std::move(result));
   }
   cudaDeviceProp prop{};
   GCMOE_CHECK_CUDA(cudaGetDeviceProperties(&prop, 0));
   nlohmann::json const doc = {
       {"benchmark", "moe_layer"},
+      {"ranks", 1},
       {"implementation",
-       "sequential baseline: route, align & sort, dispatch, WGMMA v2.1 L1/L2, "
-       "shared expert as expert E in the same GEMM launches, combine; one stream, graph replay"},
-      {"model_shape",
-       {{"hidden", kHidden},
-        {"intermediate", kInter},
-        {"experts", kExperts},
-        {"top_k", kTopK},
-        {"shared_intermediate", kInter}}},
+       "GC-MoE one rank: route + align & sort + active list on the compute partition, then "
+       "dispatch (comm partition, per-row epoch flags) concurrent with WGMMA v2.1 L1 (acquires "
+       "the flags) and L2 (programmatic dependent launch), combine advances the epoch; "
+       "sequential baseline: the same kernels on one stream over the whole device"},
       {"device", prop.name},
       {"commit", options.commit},
       {"ceiling_gbps", ceiling_gbps},
-      {"points", points}};
+      {"layers_per_timing", options.layers},
+      {"models", models}};
   std::ofstream(options.out) << doc.dump(2) << "\n";
   GCMOE_CHECK_CUDA(cudaStreamDestroy(stream));
   return Status();
@@ -155,19 +321,20 @@ Status run(Options const& options) {
 
 int main(int argc, char** argv) {
   gcmoe::bench::Options options;
-  for (int i = 1; i + 1 < argc; i += 2) {
-    std::string const flag = argv[i];
-    if (flag == "--out") {
-      options.out = argv[i + 1];
-    } else if (flag == "--reps") {
-      options.reps = std::atoi(argv[i + 1]);
-    } else if (flag == "--commit") {
-      options.commit = argv[i + 1];
-    } else {
-      std::fprintf(stderr, "unknown flag %s\n", flag.c_str());
-      return 2;
-    }
-  }
+  CLI::App app{"bench_moe_layer: GC-MoE vs the sequential baseline, one MoE layer on one GPU"};
+  app.add_option("--out", options.out, "JSON output file");
+  app.add_option("--reps", options.reps, "timed repetitions per point")
+      ->check(CLI::Range(1, 10000));
+  app.add_option("--layers", options.layers, "back-to-back layer replays per timing")
+      ->check(CLI::Range(1, 64));
+  app.add_option("--commit", options.commit, "commit the binary was built from");
+  app.add_option("--comm", options.comm_sms, "comm partition sizes to sweep (SMs)")->delimiter(',');
+  app.add_option("--model", options.model, "glm5.2, deepseek-v4.1 or all")
+      ->check(CLI::IsMember({"glm5.2", "deepseek-v4.1", "all"}));
+  app.add_option("--tokens", options.only_tokens, "only this T (0: the whole sweep)");
+  app.add_flag("--ablations", options.ablations,
+               "also time GC-MoE without PDL and without the comm partition's concurrency");
+  CLI11_PARSE(app, argc, argv);
   gcmoe::Status const status = gcmoe::bench::run(options);
   if (!status.ok()) {
     std::fprintf(stderr, "bench_moe_layer: %s\n", status.to_string().c_str());

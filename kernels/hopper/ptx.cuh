@@ -112,6 +112,19 @@ __device__ __forceinline__ void store_release_gpu(int* p, int v) {
   asm volatile("st.release.gpu.global.b32 [%0], %1;" ::"l"(p), "r"(v) : "memory");
 }
 
+// --- programmatic dependent launch ---------------------------------------------------------
+// Lets the next kernel in the stream, launched with the programmatic-serialization attribute,
+// start once every CTA of this grid has issued this (or exited). A no-op without such a launch.
+__device__ __forceinline__ void launch_dependents() {
+  asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
+}
+
+// Waits until the previous kernel in the stream has completed and its writes are visible; returns
+// at once when this kernel was launched without the programmatic-serialization attribute.
+__device__ __forceinline__ void wait_prior_grid() {
+  asm volatile("griddepcontrol.wait;" ::: "memory");
+}
+
 // --- WGMMA ----------------------------------------------------------------------------------
 // Shared memory matrix descriptor, K-major with the 128-byte swizzle: rows of 128 bytes, 8-row
 // atoms 1024 bytes apart (stride byte offset), atoms 1024-byte aligned; the leading byte offset

@@ -312,10 +312,14 @@ Status preload_fp8_expert_gemm() {
 
 Status check_expert_gemm_args(Fp8ExpertGemmArgs const& args) {
   GCMOE_CHECK_ARG_MSG(args.weights != nullptr && args.weight_scales != nullptr &&
-                          args.x != nullptr && args.x_scales != nullptr &&
-                          args.expert_offsets != nullptr && args.active_experts != nullptr &&
-                          args.num_active != nullptr,
+                          args.x != nullptr && args.x_scales != nullptr,
                       "fp8 expert gemm: a required pointer is null");
+  GCMOE_CHECK_ARG_MSG(
+      args.fixed_expert >= 0 || (args.expert_offsets != nullptr && args.active_experts != nullptr &&
+                                 args.num_active != nullptr),
+      "fp8 expert gemm: expert offsets and the active list are required");
+  GCMOE_CHECK_ARG_MSG(args.fixed_expert < 0 || (args.fixed_rows >= 0 && args.max_active <= 1),
+                      "fp8 expert gemm: a fixed expert has rows >= 0 and one grid row");
   GCMOE_CHECK_ARG_MSG(args.chunks > 0 && args.chunks <= kMaxChunks,
                       "fp8 expert gemm: K must be a positive multiple of 128");
   bool const gate_up = args.stage == ExpertGemmStage::kGateUp;
@@ -330,8 +334,9 @@ Status check_expert_gemm_args(Fp8ExpertGemmArgs const& args) {
 
 Status launch_fp8_expert_gemm(Fp8ExpertGemmArgs const& args, cudaStream_t stream) {
   GCMOE_RETURN_IF_ERROR(check_expert_gemm_args(args));
-  GCMOE_CHECK_ARG_MSG(args.ready_blocks == nullptr,
-                      "fp8 expert gemm: readiness counters need the WGMMA version");
+  GCMOE_CHECK_ARG_MSG(args.ready_blocks == nullptr && args.fixed_expert < 0,
+                      "fp8 expert gemm: readiness counters and a fixed expert need the WGMMA "
+                      "version");
   GCMOE_CHECK_ARG_MSG(args.tiles > 0 && args.tiles % kExpertGemmWarps == 0,
                       "fp8 expert gemm: tiles must be a positive multiple of 16");
   bool const gate_up = args.stage == ExpertGemmStage::kGateUp;

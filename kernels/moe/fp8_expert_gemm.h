@@ -44,6 +44,10 @@ struct Fp8ExpertGemmArgs {
   int const* active_experts = nullptr;  // device [max_active]: experts with rows
   int const* num_active = nullptr;      // device scalar
   int max_active = 0;                   // grid bound (host)
+  // WGMMA version only: one expert known on the host (the shared expert) over rows
+  // [0, fixed_rows) — no offsets or active list to read, so its launch need not wait for routing.
+  int fixed_expert = -1;
+  int fixed_rows = 0;
   // Expected most rows of one expert (decode: tokens per rank). ≤ 8 picks the decode
   // configuration (one 8-row group, deeper weight pipeline); more rows than the hint stay
   // correct, they take more passes over the weights.
@@ -64,8 +68,18 @@ struct Fp8ExpertGemmArgs {
   int const* ready_blocks = nullptr;
   int ready_block_rows = 0;
   int ready_epoch = 1;
+  // Device scalar read at kernel start in place of ready_epoch: a replayed CUDA graph's epoch
+  // advances on the device (the layer's last kernel bumps it), so no node is re-parameterized.
+  int const* ready_epoch_device = nullptr;
   std::uint64_t ready_timeout_ns = 2'000'000'000;  // 2 s
   unsigned* error = nullptr;
+  // Programmatic dependent launch (WGMMA version only). overlap_previous: launched so it may start
+  // while the previous kernel in the stream still runs; its producer streams the first weight
+  // stages, then waits for that kernel (griddepcontrol.wait) before reading x. Everything else it
+  // reads must come from earlier kernels. allow_overlap_next: lets such a next kernel start once
+  // every CTA of this one is resident.
+  bool overlap_previous = false;
+  bool allow_overlap_next = false;
 };
 
 // Loads both kernel instantiations and raises their shared-memory limit; call before any

@@ -20,12 +20,13 @@ constexpr int kConsumerBarrier = 1;
 // lane polls one block until its counter reaches the epoch (ld.acquire.gpu), or the deadline
 // passes — then it raises args.error (the host turns it into DEADLINE_EXCEEDED) and goes on, so
 // a producer that never arrives ends the layer with an error, never a hang.
-__device__ void wait_rows_ready(Fp8ExpertGemmArgs const& args, int pass, int rows, int lane) {
+__device__ void wait_rows_ready(Fp8ExpertGemmArgs const& args, int epoch, int pass, int rows,
+                                int lane) {
   int const first = pass / args.ready_block_rows;
   int const last = (pass + rows - 1) / args.ready_block_rows;
   for (int b = first + lane; b <= last; b += 32) {
     std::uint64_t const start = ptx::global_timer_ns();
-    while (ptx::load_acquire_gpu(args.ready_blocks + b) < args.ready_epoch) {
+    while (ptx::load_acquire_gpu(args.ready_blocks + b) < epoch) {
       if (ptx::global_timer_ns() - start > args.ready_timeout_ns) {
         atomicExch(args.error, 1u);
         break;
@@ -62,13 +63,21 @@ __global__ void __launch_bounds__((kWgs * 4 + 1) * 32, kMinBlocks)
   __shared__ __align__(8) std::uint64_t empty[kStages];
   __shared__ unsigned amax[kN];
 
-  int const slot = static_cast<int>(blockIdx.y);
-  if (slot >= *args.num_active) {
-    return;
+  if (args.allow_overlap_next) {
+    ptx::launch_dependents();
   }
-  int const expert = args.active_experts[slot];
-  int const row_begin = args.expert_offsets[expert];
-  int const row_end = args.expert_offsets[expert + 1];
+  int const slot = static_cast<int>(blockIdx.y);
+  int expert = args.fixed_expert;
+  int row_begin = 0;
+  int row_end = args.fixed_rows;
+  if (expert < 0) {
+    if (slot >= *args.num_active) {
+      return;
+    }
+    expert = args.active_experts[slot];
+    row_begin = args.expert_offsets[expert];
+    row_end = args.expert_offsets[expert + 1];
+  }
   int const chunks = args.chunks;
   std::int64_t const k_total = static_cast<std::int64_t>(chunks) * kChunkK;
   int const warp = static_cast<int>(threadIdx.x) / 32;
@@ -103,6 +112,9 @@ __global__ void __launch_bounds__((kWgs * 4 + 1) * 32, kMinBlocks)
     // Producer warp. Per pass: the first stages' weight tiles go out before the pass's token
     // rows are known to be ready (weights are static, so the HBM stream starts at once), then the
     // rows' readiness counters are acquired, then their x rows and scales follow.
+    int const epoch =
+        args.ready_epoch_device != nullptr ? *args.ready_epoch_device : args.ready_epoch;
+    bool wait_prior = args.overlap_previous;
     int it = 0;
     for (int pass = first_pass; pass < row_end; pass += passes * kN) {
       int const rows = min(kN, row_end - pass);
@@ -159,8 +171,12 @@ __global__ void __launch_bounds__((kWgs * 4 + 1) * 32, kMinBlocks)
       for (int c = 0; c < early; ++c) {
         issue_weights(c);
       }
+      if (wait_prior) {
+        ptx::wait_prior_grid();  // x (L1's h) is the previous kernel's output
+        wait_prior = false;
+      }
       if (args.ready_blocks != nullptr) {
-        wait_rows_ready(args, pass, rows, lane);
+        wait_rows_ready(args, epoch, pass, rows, lane);
       }
       for (int c = 0; c < early; ++c) {
         issue_tokens(c);
@@ -319,10 +335,12 @@ struct Config;
 template <int kN>
 struct Config<ExpertGemmStage::kGateUp, kN> {
   static constexpr int kWgs = 4;
-  // Decode (8 rows): two CTAs of 3 stages per SM, so a step's L1 CTAs (16 per expert) fit one
-  // wave for up to 16 experts (8 routed + the shared one at T=1) instead of 8.
-  static constexpr int kStages = kN <= 8 ? 3 : 5;
-  static constexpr int kMinBlocks = kN <= 8 ? 2 : 1;
+  // Up to 16 rows: two CTAs of 3 stages per SM, so a step's L1 CTAs (16 per expert) fit one
+  // wave for up to 16 experts (8 routed + the shared one at T=1) instead of 8, and two per-chunk
+  // WGMMA chains run per SM (one CTA per SM left the 16-row config short of the HBM rate on
+  // fewer SMs). 32 rows spill at the 60-register cap of two CTAs: one per SM.
+  static constexpr int kStages = kN <= 16 ? 3 : 5;
+  static constexpr int kMinBlocks = kN <= 16 ? 2 : 1;
 };
 template <int kN>
 struct Config<ExpertGemmStage::kDown, kN> {
@@ -357,29 +375,39 @@ cudaError_t raise_smem_limit() {
 constexpr int kMaxParallelPasses = 8;
 
 template <ExpertGemmStage kStage, int kN>
-void launch(Fp8ExpertGemmArgs const& args, cudaStream_t stream) {
+cudaError_t launch(Fp8ExpertGemmArgs const& args, cudaStream_t stream) {
   constexpr int kWgs = Config<kStage, kN>::kWgs;
   int const tiles64 = args.tiles * kTileRows / kWgmmaTileRows;
   int const hint = args.rows_per_expert_hint < 1 ? 1 : args.rows_per_expert_hint;
   int const passes = std::min((hint + kN - 1) / kN, kMaxParallelPasses);
-  dim3 const grid(static_cast<unsigned>(tiles64 / kWgs * passes),
-                  static_cast<unsigned>(args.max_active));
-  kernel_for<kStage, kN>()<<<grid, (kWgs * 4 + 1) * 32, smem_bytes<kStage, kN>(), stream>>>(args,
-                                                                                            passes);
+  cudaLaunchConfig_t config{};
+  config.gridDim =
+      dim3(static_cast<unsigned>(tiles64 / kWgs * passes), static_cast<unsigned>(args.max_active));
+  config.blockDim = dim3((kWgs * 4 + 1) * 32);
+  config.dynamicSmemBytes = smem_bytes<kStage, kN>();
+  config.stream = stream;
+  cudaLaunchAttribute attribute{};
+  attribute.id = cudaLaunchAttributeProgrammaticStreamSerialization;
+  attribute.val.programmaticStreamSerializationAllowed = 1;
+  config.attrs = &attribute;
+  config.numAttrs = args.overlap_previous ? 1 : 0;
+  return cudaLaunchKernelEx(&config, kernel_for<kStage, kN>(), args, passes);
 }
 
-// Rows per pass: the smallest of 8, 16, 32 that holds the hint, else 32 with parallel passes
-// (64-row passes spill at the L1 CTA's 120 registers).
+// Rows per pass: 8 for hints up to 8; 16 (two CTAs per SM) with parallel passes up to 128 rows
+// (the extra passes re-read the weight tiles from L2, which costs less than the 32-row config's
+// one CTA per SM); 32 with parallel passes beyond. 64-row passes spill at the L1 CTA's 120
+// registers.
 template <ExpertGemmStage kStage>
-void launch_for_rows(Fp8ExpertGemmArgs const& args, cudaStream_t stream) {
+cudaError_t launch_for_rows(Fp8ExpertGemmArgs const& args, cudaStream_t stream) {
   int const hint = args.rows_per_expert_hint;
   if (hint <= 8) {
-    launch<kStage, 8>(args, stream);
-  } else if (hint <= 16) {
-    launch<kStage, 16>(args, stream);
-  } else {
-    launch<kStage, 32>(args, stream);
+    return launch<kStage, 8>(args, stream);
   }
+  if (hint <= 128) {
+    return launch<kStage, 16>(args, stream);
+  }
+  return launch<kStage, 32>(args, stream);
 }
 
 }  // namespace
@@ -407,8 +435,8 @@ Status launch_fp8_expert_wgmma(Fp8ExpertGemmArgs const& args, cudaStream_t strea
   if (args.max_active <= 0) {
     return Status();
   }
-  gate_up ? launch_for_rows<ExpertGemmStage::kGateUp>(args, stream)
-          : launch_for_rows<ExpertGemmStage::kDown>(args, stream);
+  GCMOE_CHECK_CUDA(gate_up ? launch_for_rows<ExpertGemmStage::kGateUp>(args, stream)
+                           : launch_for_rows<ExpertGemmStage::kDown>(args, stream));
   GCMOE_CHECK_LAUNCH();
   return Status();
 }

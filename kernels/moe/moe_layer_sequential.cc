@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "engine/common/check.h"
+#include "kernels/moe/expert_rows_hint.h"
 #include "kernels/moe/fp8_expert_wgmma.h"
 #include "kernels/moe/moe_local_dispatch.h"
 #include "kernels/moe/routing.h"
@@ -26,33 +27,6 @@ RequantScale requant_of(formats::ActivationRecipe recipe) {
       return RequantScale::kAmaxOver448;
   }
   return RequantScale::kAmaxOver448;
-}
-
-// L1 then L2 of the experts in `active` over rows grouped by `offsets`.
-Status run_experts(Fp8ExpertGemmArgs l1, std::uint8_t const* experts,
-                   PackedExpertSections const& sections, int hidden, int inter, std::uint8_t* h,
-                   float* h_scales, std::uint16_t* y, cudaStream_t stream) {
-  l1.stage = ExpertGemmStage::kGateUp;
-  l1.weights = experts + sections.l1_codes;
-  l1.weight_scales = reinterpret_cast<float const*>(experts + sections.l1_scales);
-  l1.weight_stride = sections.stride;
-  l1.scale_stride = sections.stride / static_cast<std::int64_t>(sizeof(float));
-  l1.tiles = inter / 8;
-  l1.chunks = hidden / 128;
-  l1.h = h;
-  l1.h_scales = h_scales;
-  GCMOE_RETURN_IF_ERROR(launch_fp8_expert_wgmma(l1, stream));
-  Fp8ExpertGemmArgs l2 = l1;
-  l2.stage = ExpertGemmStage::kDown;
-  l2.weights = experts + sections.l2_codes;
-  l2.weight_scales = reinterpret_cast<float const*>(experts + sections.l2_scales);
-  l2.tiles = hidden / 16;
-  l2.chunks = inter / 128;
-  l2.x = h;
-  l2.x_scales = h_scales;
-  l2.route_weights = nullptr;
-  l2.y = y;
-  return launch_fp8_expert_wgmma(l2, stream);
 }
 
 }  // namespace
@@ -105,9 +79,40 @@ StatusOr<MoeLayerSequential> MoeLayerSequential::create(MoeLayerConfig const& co
 }
 
 Status MoeLayerSequential::run(MoeLayerDeviceWeights const& weights, float const* x, int num_tokens,
-                               float* out, cudaStream_t stream) {
+                               float* out, cudaStream_t stream, SharedExpertLaunch shared) {
+  bool const separate = weights.has_shared && shared == SharedExpertLaunch::kSeparate;
+  GCMOE_RETURN_IF_ERROR(route_and_sort(weights, x, num_tokens, stream, shared));
+  GCMOE_RETURN_IF_ERROR(dispatch_routed(x, num_tokens, stream));
+  if (weights.has_shared) {
+    GCMOE_RETURN_IF_ERROR(dispatch_shared(x, num_tokens, stream, shared));
+  }
+  GCMOE_RETURN_IF_ERROR(experts_routed(weights, num_tokens, stream, shared));
+  if (separate) {
+    GCMOE_RETURN_IF_ERROR(experts_shared(weights, num_tokens, stream));
+  }
+  return combine(weights, num_tokens, out, stream, shared);
+}
+
+std::int64_t MoeLayerSequential::shared_first_row(int num_tokens, SharedExpertLaunch shared) const {
+  switch (shared) {
+    case SharedExpertLaunch::kWithRouted:
+      return std::int64_t{num_tokens} * config_.top_k;
+    case SharedExpertLaunch::kSeparate:
+      return std::int64_t{max_tokens_} * config_.top_k;
+  }
+  return std::int64_t{max_tokens_} * config_.top_k;
+}
+
+Status MoeLayerSequential::check_tokens(int num_tokens) const {
   GCMOE_CHECK_ARG(num_tokens >= 0 && num_tokens <= max_tokens_, "{} tokens, at most {}", num_tokens,
                   max_tokens_);
+  return Status();
+}
+
+Status MoeLayerSequential::route_and_sort(MoeLayerDeviceWeights const& weights, float const* x,
+                                          int num_tokens, cudaStream_t stream,
+                                          SharedExpertLaunch shared, MoeLayerSync const* sync) {
+  GCMOE_RETURN_IF_ERROR(check_tokens(num_tokens));
   GCMOE_CHECK_ARG(weights.gate_weight != nullptr && weights.experts != nullptr,
                   "null router or expert weights");
   if (num_tokens == 0) {
@@ -115,7 +120,6 @@ Status MoeLayerSequential::run(MoeLayerDeviceWeights const& weights, float const
   }
   MoeLayerConfig const& c = config_;
   int const k = c.top_k;
-  int const rows = num_tokens * k;
   RouterShape const rshape{num_tokens, c.hidden, c.num_experts, k};
   GCMOE_RETURN_IF_ERROR(route({.x = x, .gate_weight = weights.gate_weight, .bias = weights.bias},
                               rshape, c.router,
@@ -129,66 +133,192 @@ Status MoeLayerSequential::run(MoeLayerDeviceWeights const& weights, float const
                                     .expert_offsets = expert_offsets_.data(),
                                     .total_padded = total_padded_.data()},
                                    align_workspace_.data(), align_workspace_.size(), stream));
-  bool const shared = weights.has_shared;
-  GCMOE_RETURN_IF_ERROR(compact_active_experts({.expert_offsets = expert_offsets_.data(),
-                                                .num_experts = c.num_experts,
-                                                .num_tokens = num_tokens,
-                                                .shared_expert = shared,
-                                                .active_experts = active_.data(),
-                                                .num_active = num_active_.data()},
-                                               stream));
-  RequantScale const recipe = requant_of(c.expert.activation_recipe);
-  GCMOE_RETURN_IF_ERROR(local_dispatch({.x = x,
-                                        .sorted_ids = sorted_ids_.data(),
-                                        .num_tokens = num_tokens,
-                                        .top_k = k,
-                                        .hidden = c.hidden,
-                                        .rows = rows,
-                                        .recipe = recipe,
-                                        .topk_weights = topk_weights_.data(),
-                                        .xq = xq_.data(),
-                                        .x_scales = x_scales_.data(),
-                                        .row_weights = row_weights_.data(),
-                                        .pair_row = pair_row_.data()},
-                                       stream));
-  std::int64_t const groups = c.hidden / 128;
-  if (shared) {
-    // The shared expert's rows follow the routed ones, in token order, weight 1.
-    GCMOE_RETURN_IF_ERROR(local_dispatch({.x = x,
-                                          .num_tokens = num_tokens,
-                                          .top_k = 1,
-                                          .hidden = c.hidden,
-                                          .rows = num_tokens,
-                                          .recipe = recipe,
-                                          .xq = xq_.data() + std::int64_t{rows} * c.hidden,
-                                          .x_scales = x_scales_.data() + rows * groups,
-                                          .row_weights = row_weights_.data() + rows},
-                                         stream));
+  ActiveExpertsArgs args{
+      .expert_offsets = expert_offsets_.data(),
+      .num_experts = c.num_experts,
+      .num_tokens = num_tokens,
+      .shared_expert = weights.has_shared && shared == SharedExpertLaunch::kWithRouted,
+      .active_experts = active_.data(),
+      .num_active = num_active_.data()};
+  if (sync != nullptr && sync->layout_ready != nullptr) {
+    args.layout_ready = sync->layout_ready;
+    args.epoch = sync->epoch;
   }
-  Fp8ExpertGemmArgs routed;
-  routed.x = xq_.data();
-  routed.x_scales = x_scales_.data();
-  routed.expert_offsets = expert_offsets_.data();
-  routed.active_experts = active_.data();
-  routed.num_active = num_active_.data();
-  routed.max_active = std::min(c.num_experts, rows) + (shared ? 1 : 0);
-  routed.rows_per_expert_hint = num_tokens;  // an expert sees a token at most once
-  routed.requant = recipe;
-  routed.swiglu_limit = c.expert.swiglu_limit;
-  routed.route_weights = c.expert.weight_before_down ? row_weights_.data() : nullptr;
-  GCMOE_RETURN_IF_ERROR(run_experts(routed, weights.experts, weights.sections, c.hidden,
-                                    c.intermediate, h_.data(), h_scales_.data(), y_.data(),
-                                    stream));
-  return local_combine({.y = y_.data(),
-                        .pair_row = pair_row_.data(),
-                        .topk_weights = topk_weights_.data(),
-                        .apply_weights = !c.expert.weight_before_down,
-                        .shared_y = shared ? y_.data() + std::int64_t{rows} * c.hidden : nullptr,
-                        .num_tokens = num_tokens,
-                        .top_k = k,
-                        .hidden = c.hidden,
-                        .out = out},
-                       stream);
+  return compact_active_experts(args, stream);
+}
+
+Status MoeLayerSequential::dispatch_routed(float const* x, int num_tokens, cudaStream_t stream,
+                                           MoeLayerSync const* sync) {
+  GCMOE_RETURN_IF_ERROR(check_tokens(num_tokens));
+  if (num_tokens == 0) {
+    return Status();
+  }
+  MoeLayerConfig const& c = config_;
+  LocalDispatchArgs args{.x = x,
+                         .sorted_ids = sorted_ids_.data(),
+                         .num_tokens = num_tokens,
+                         .top_k = c.top_k,
+                         .hidden = c.hidden,
+                         .rows = num_tokens * c.top_k,
+                         .recipe = requant_of(c.expert.activation_recipe),
+                         .topk_weights = topk_weights_.data(),
+                         .xq = xq_.data(),
+                         .x_scales = x_scales_.data(),
+                         .row_weights = row_weights_.data(),
+                         .pair_row = pair_row_.data()};
+  if (sync != nullptr) {
+    args.ready_rows = sync->ready_rows;
+    args.epoch = sync->epoch;
+    args.wait_layout = sync->layout_ready;
+    args.error = sync->error;
+    args.timeout_ns = sync->wait_timeout_ns;
+  }
+  return local_dispatch(args, stream);
+}
+
+Status MoeLayerSequential::dispatch_shared(float const* x, int num_tokens, cudaStream_t stream,
+                                           SharedExpertLaunch shared, MoeLayerSync const* sync) {
+  GCMOE_RETURN_IF_ERROR(check_tokens(num_tokens));
+  if (num_tokens == 0) {
+    return Status();
+  }
+  MoeLayerConfig const& c = config_;
+  std::int64_t const base = shared_first_row(num_tokens, shared);
+  // Row r is token r, unweighted.
+  LocalDispatchArgs args{.x = x,
+                         .num_tokens = num_tokens,
+                         .top_k = 1,
+                         .hidden = c.hidden,
+                         .rows = num_tokens,
+                         .recipe = requant_of(c.expert.activation_recipe),
+                         .xq = xq_.data() + base * c.hidden,
+                         .x_scales = x_scales_.data() + base * (c.hidden / 128),
+                         // Weight 1 for DeepSeek's weight-before-down when it shares the routed
+                         // launches (which read every row's weight).
+                         .row_weights = row_weights_.data() + base};
+  if (sync != nullptr) {
+    args.ready_rows = sync->ready_rows;
+    args.ready_row_base = static_cast<int>(base);
+    args.epoch = sync->epoch;
+  }
+  return local_dispatch(args, stream);
+}
+
+Fp8ExpertGemmArgs MoeLayerSequential::gate_up_args(MoeLayerDeviceWeights const& weights,
+                                                   std::int64_t first_row,
+                                                   MoeLayerSync const* sync) const {
+  MoeLayerConfig const& c = config_;
+  PackedExpertSections const& sections = weights.sections;
+  std::int64_t const groups_h = c.hidden / 128;
+  std::int64_t const groups_i = c.intermediate / 128;
+  Fp8ExpertGemmArgs l1;
+  l1.stage = ExpertGemmStage::kGateUp;
+  l1.weights = weights.experts + sections.l1_codes;
+  l1.weight_scales = reinterpret_cast<float const*>(weights.experts + sections.l1_scales);
+  l1.weight_stride = sections.stride;
+  l1.scale_stride = sections.stride / static_cast<std::int64_t>(sizeof(float));
+  l1.tiles = c.intermediate / 8;
+  l1.chunks = c.hidden / 128;
+  l1.x = xq_.data() + first_row * c.hidden;
+  l1.x_scales = x_scales_.data() + first_row * groups_h;
+  l1.requant = requant_of(c.expert.activation_recipe);
+  l1.swiglu_limit = c.expert.swiglu_limit;
+  l1.h = h_.data() + first_row * c.intermediate;
+  l1.h_scales = h_scales_.data() + first_row * groups_i;
+  if (sync != nullptr) {
+    l1.ready_blocks = sync->ready_rows + first_row;
+    l1.ready_block_rows = 1;
+    l1.ready_epoch_device = sync->epoch;
+    l1.error = sync->error;
+    l1.ready_timeout_ns = sync->wait_timeout_ns;
+    l1.allow_overlap_next = sync->overlap_down;
+  }
+  return l1;
+}
+
+Status MoeLayerSequential::launch_down(Fp8ExpertGemmArgs const& l1,
+                                       MoeLayerDeviceWeights const& weights, std::int64_t first_row,
+                                       MoeLayerSync const* sync, cudaStream_t stream) const {
+  MoeLayerConfig const& c = config_;
+  PackedExpertSections const& sections = weights.sections;
+  Fp8ExpertGemmArgs l2 = l1;
+  l2.stage = ExpertGemmStage::kDown;
+  l2.weights = weights.experts + sections.l2_codes;
+  l2.weight_scales = reinterpret_cast<float const*>(weights.experts + sections.l2_scales);
+  l2.tiles = c.hidden / 16;
+  l2.chunks = c.intermediate / 128;
+  l2.x = l1.h;
+  l2.x_scales = l1.h_scales;
+  l2.h = nullptr;
+  l2.h_scales = nullptr;
+  l2.route_weights = nullptr;
+  l2.y = y_.data() + first_row * c.hidden;
+  // L1 wrote every row L2 reads: no readiness to wait for, only L1 itself.
+  l2.ready_blocks = nullptr;
+  l2.ready_epoch_device = nullptr;
+  l2.allow_overlap_next = false;
+  l2.overlap_previous = sync != nullptr && sync->overlap_down;
+  return launch_fp8_expert_wgmma(l2, stream);
+}
+
+Status MoeLayerSequential::experts_routed(MoeLayerDeviceWeights const& weights, int num_tokens,
+                                          cudaStream_t stream, SharedExpertLaunch shared,
+                                          MoeLayerSync const* sync) {
+  GCMOE_RETURN_IF_ERROR(check_tokens(num_tokens));
+  if (num_tokens == 0) {
+    return Status();
+  }
+  MoeLayerConfig const& c = config_;
+  Fp8ExpertGemmArgs l1 = gate_up_args(weights, 0, sync);
+  l1.expert_offsets = expert_offsets_.data();
+  l1.active_experts = active_.data();
+  l1.num_active = num_active_.data();
+  bool const with_shared = weights.has_shared && shared == SharedExpertLaunch::kWithRouted;
+  l1.max_active = std::min(c.num_experts, num_tokens * c.top_k) + (with_shared ? 1 : 0);
+  l1.rows_per_expert_hint = routed_rows_hint(num_tokens, c.top_k, c.num_experts);
+  l1.route_weights = c.expert.weight_before_down ? row_weights_.data() : nullptr;
+  GCMOE_RETURN_IF_ERROR(launch_fp8_expert_wgmma(l1, stream));
+  return launch_down(l1, weights, 0, sync, stream);
+}
+
+Status MoeLayerSequential::experts_shared(MoeLayerDeviceWeights const& weights, int num_tokens,
+                                          cudaStream_t stream, MoeLayerSync const* sync) {
+  GCMOE_RETURN_IF_ERROR(check_tokens(num_tokens));
+  GCMOE_CHECK_ARG(weights.has_shared, "the layer's weights have no shared expert");
+  if (num_tokens == 0) {
+    return Status();
+  }
+  std::int64_t const first_row = shared_first_row(num_tokens, SharedExpertLaunch::kSeparate);
+  Fp8ExpertGemmArgs l1 = gate_up_args(weights, first_row, sync);
+  l1.fixed_expert = config_.num_experts;  // stored right after the routed experts
+  l1.fixed_rows = num_tokens;
+  l1.max_active = 1;
+  l1.rows_per_expert_hint = num_tokens;  // every token
+  GCMOE_RETURN_IF_ERROR(launch_fp8_expert_wgmma(l1, stream));
+  return launch_down(l1, weights, first_row, sync, stream);
+}
+
+Status MoeLayerSequential::combine(MoeLayerDeviceWeights const& weights, int num_tokens, float* out,
+                                   cudaStream_t stream, SharedExpertLaunch shared,
+                                   MoeLayerSync const* sync) {
+  GCMOE_RETURN_IF_ERROR(check_tokens(num_tokens));
+  if (num_tokens == 0) {
+    return Status();
+  }
+  MoeLayerConfig const& c = config_;
+  return local_combine(
+      {.y = y_.data(),
+       .pair_row = pair_row_.data(),
+       .topk_weights = topk_weights_.data(),
+       .apply_weights = !c.expert.weight_before_down,
+       .shared_y = weights.has_shared ? y_.data() + shared_first_row(num_tokens, shared) * c.hidden
+                                      : nullptr,
+       .num_tokens = num_tokens,
+       .top_k = c.top_k,
+       .hidden = c.hidden,
+       .out = out,
+       .epoch_to_advance = sync != nullptr ? sync->epoch : nullptr},
+      stream);
 }
 
 }  // namespace gcmoe::kernels

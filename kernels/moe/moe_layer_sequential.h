@@ -11,6 +11,7 @@
 #include "engine/backends/cuda/device_buffer.h"
 #include "engine/common/status.h"
 #include "kernels/moe/align_sort.h"
+#include "kernels/moe/fp8_expert_gemm.h"
 #include "kernels/moe/moe_layer_ref.h"
 
 namespace gcmoe::kernels {
@@ -35,6 +36,26 @@ struct MoeLayerDeviceWeights {
   bool has_shared = false;  // expert E is the shared expert (same intermediate size)
 };
 
+// Where the shared expert's rows go through the expert GEMM: as expert E in the routed experts'
+// launches (its T rows right after the T·k routed ones; one launch pair, so at small T its CTAs
+// stream beside the routed ones), or in launches of its own (rows at a fixed place; needs no
+// routing, so the GC-MoE graph starts it with the router).
+enum class SharedExpertLaunch { kWithRouted, kSeparate };
+
+// What the GC-MoE operator (gc_moe_layer.h) adds when it places the steps on two partitions:
+// the dispatch publishes each row it stores (ready_rows[row] = *epoch, release), the expert GEMM
+// acquires them, the combine advances the epoch. All device pointers.
+struct MoeLayerSync {
+  int* ready_rows = nullptr;  // [ready_flags()] epoch flags, one per dispatched row
+  int* epoch = nullptr;       // scalar; starts at 1, +1 per layer run
+  // Routing published by the active-list kernel, acquired by the routed dispatch (which then
+  // needs no graph edge from the router).
+  int* layout_ready = nullptr;
+  unsigned* error = nullptr;  // set to 1 when a GEMM wait times out
+  bool overlap_down = false;  // L2 launched to start while L1 runs (programmatic dependent launch)
+  std::uint64_t wait_timeout_ns = 2'000'000'000;  // the GEMM's wait for a row, then *error = 1
+};
+
 class MoeLayerSequential {
  public:
   // config: the family's semantics (moe_layer_config with fp8_activations); every buffer for up
@@ -42,21 +63,60 @@ class MoeLayerSequential {
   static StatusOr<MoeLayerSequential> create(MoeLayerConfig const& config, int max_tokens);
 
   // x: device [T, H] fp32; out: device [T, H] (fp32 values of bf16 numbers). T ≤ max_tokens.
+  // The steps below, in order, on one stream.
   Status run(MoeLayerDeviceWeights const& weights, float const* x, int num_tokens, float* out,
-             cudaStream_t stream);
+             cudaStream_t stream, SharedExpertLaunch shared = SharedExpertLaunch::kWithRouted);
+
+  // The steps of run(), for the GC-MoE operator to place on its partitions. Routed rows: after
+  // route_and_sort; the shared expert's (weights.has_shared) need no routing. `sync` connects a
+  // dispatch to the GEMM that reads its rows when the two run concurrently. Every step of one
+  // layer run takes the same SharedExpertLaunch.
+  // 1. router, align & sort, the active-expert list.
+  Status route_and_sort(MoeLayerDeviceWeights const& weights, float const* x, int num_tokens,
+                        cudaStream_t stream, SharedExpertLaunch shared,
+                        MoeLayerSync const* sync = nullptr);
+  // 2. gather + FP8 quantization of every expert-sorted row / of each token for the shared expert.
+  Status dispatch_routed(float const* x, int num_tokens, cudaStream_t stream,
+                         MoeLayerSync const* sync = nullptr);
+  Status dispatch_shared(float const* x, int num_tokens, cudaStream_t stream,
+                         SharedExpertLaunch shared, MoeLayerSync const* sync = nullptr);
+  // 3. L1 (gate/up, SwiGLU, requantization) and L2 (down): every active routed expert (+ the
+  // shared one with kWithRouted) / the shared expert alone (kSeparate; expert E of the weights).
+  Status experts_routed(MoeLayerDeviceWeights const& weights, int num_tokens, cudaStream_t stream,
+                        SharedExpertLaunch shared, MoeLayerSync const* sync = nullptr);
+  Status experts_shared(MoeLayerDeviceWeights const& weights, int num_tokens, cudaStream_t stream,
+                        MoeLayerSync const* sync = nullptr);
+  // 4. weighted sum of each token's expert outputs (+ the shared expert's).
+  Status combine(MoeLayerDeviceWeights const& weights, int num_tokens, float* out,
+                 cudaStream_t stream, SharedExpertLaunch shared,
+                 MoeLayerSync const* sync = nullptr);
+
+  // Readiness flags a MoeLayerSync needs: one per row, max_tokens·(k + 1).
+  int ready_flags() const { return max_tokens_ * (config_.top_k + 1); }
+  // The shared expert's first row: right after the routed ones (kWithRouted) or after room for
+  // max_tokens·k of them (kSeparate, where it does not move with T).
+  std::int64_t shared_first_row(int num_tokens, SharedExpertLaunch shared) const;
+  int max_tokens() const { return max_tokens_; }
 
   // The last run's routing, device [T, k].
   std::int32_t const* topk_ids() const { return topk_ids_.data(); }
 
  private:
   MoeLayerSequential() = default;
+  Status check_tokens(int num_tokens) const;
+  // L1 arguments over the rows from first_row (0: routed, else the shared expert's).
+  Fp8ExpertGemmArgs gate_up_args(MoeLayerDeviceWeights const& weights, std::int64_t first_row,
+                                 MoeLayerSync const* sync) const;
+  Status launch_down(Fp8ExpertGemmArgs const& l1, MoeLayerDeviceWeights const& weights,
+                     std::int64_t first_row, MoeLayerSync const* sync, cudaStream_t stream) const;
 
   MoeLayerConfig config_;
   int max_tokens_ = 0;
   cuda::DeviceBuffer<std::byte> router_workspace_, align_workspace_;
   cuda::DeviceBuffer<std::int32_t> topk_ids_, sorted_ids_, block_experts_, expert_offsets_,
       total_padded_, pair_row_;
-  // Rows: T·k routed rows (expert-sorted), then T shared-expert rows (token order).
+  // Rows: T·k routed rows (expert-sorted) from 0, the shared expert's T rows (token order) from
+  // shared_first_row().
   cuda::DeviceBuffer<float> topk_weights_, x_scales_, row_weights_, h_scales_;
   cuda::DeviceBuffer<std::uint8_t> xq_, h_;
   cuda::DeviceBuffer<std::uint16_t> y_;

@@ -2,6 +2,7 @@
 #include <cuda_fp8.h>
 
 #include "engine/common/cuda_check.h"
+#include "kernels/hopper/ptx.cuh"
 #include "kernels/moe/fp8_activation_math.cuh"
 #include "kernels/moe/moe_local_dispatch.h"
 
@@ -9,13 +10,29 @@ namespace gcmoe::kernels {
 namespace {
 
 constexpr int kGroup = 128;
-constexpr int kDispatchWarps = 8;    // groups of one row per block (grid.y covers the rest)
-constexpr int kCombineThreads = 64;  // 8 hidden values each: 512 per block
+constexpr int kDispatchWarps = 16;    // one block per row; warp w quantizes groups w, w + 16, …
+constexpr int kMaxGroupsPerWarp = 4;  // hidden ≤ 8192
+constexpr int kCombineThreads = 64;   // 8 hidden values each: 512 per block
 constexpr unsigned kFullMask = 0xffffffffu;
 
-// Block (row, y): warp w quantizes the row's group y·8 + w (128 values, 4 per lane), so every
-// group of every row is in flight at once (decode has few rows).
+// Block = row: warp w quantizes the row's groups w, w + 16, … (128 values, 4 per lane; all its
+// loads issued before the first reduction, so a decode row costs about one load latency). With
+// readiness, thread 0 publishes the row once every warp has stored its groups.
 __global__ void __launch_bounds__(kDispatchWarps * 32) local_dispatch_kernel(LocalDispatchArgs a) {
+  if (a.wait_layout != nullptr) {
+    if (threadIdx.x == 0) {
+      int const epoch = *a.epoch;
+      std::uint64_t const start = hopper::global_timer_ns();
+      while (hopper::load_acquire_gpu(a.wait_layout) < epoch) {
+        if (hopper::global_timer_ns() - start > a.timeout_ns) {
+          atomicExch(a.error, 1u);
+          break;
+        }
+        __nanosleep(64);
+      }
+    }
+    __syncthreads();
+  }
   int const row = static_cast<int>(blockIdx.x);
   int const warp = static_cast<int>(threadIdx.x) / 32;
   int const lane = static_cast<int>(threadIdx.x) % 32;
@@ -26,7 +43,7 @@ __global__ void __launch_bounds__(kDispatchWarps * 32) local_dispatch_kernel(Loc
     pair = a.sorted_ids[row];
     token = pair < pairs ? pair / a.top_k : -1;
   }
-  if (threadIdx.x == 0 && blockIdx.y == 0) {
+  if (threadIdx.x == 0) {
     if (a.row_weights != nullptr) {
       // Identity rows (the shared expert) are unweighted; padding rows weigh 0.
       a.row_weights[row] =
@@ -37,14 +54,23 @@ __global__ void __launch_bounds__(kDispatchWarps * 32) local_dispatch_kernel(Loc
     }
   }
   int const groups = a.hidden / kGroup;
-  int const g = static_cast<int>(blockIdx.y) * kDispatchWarps + warp;
-  if (g < groups) {
-    float4 v = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
-    if (token >= 0) {
-      v = reinterpret_cast<float4 const*>(a.x + static_cast<std::int64_t>(token) * a.hidden +
-                                          g * kGroup)[lane];
+  float4 v[kMaxGroupsPerWarp];
+#pragma unroll
+  for (int i = 0; i < kMaxGroupsPerWarp; ++i) {
+    int const g = warp + i * kDispatchWarps;
+    v[i] = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
+    if (token >= 0 && g < groups) {
+      v[i] = reinterpret_cast<float4 const*>(a.x + static_cast<std::int64_t>(token) * a.hidden +
+                                             g * kGroup)[lane];
     }
-    float m = fmaxf(fmaxf(fabsf(v.x), fabsf(v.y)), fmaxf(fabsf(v.z), fabsf(v.w)));
+  }
+#pragma unroll
+  for (int i = 0; i < kMaxGroupsPerWarp; ++i) {
+    int const g = warp + i * kDispatchWarps;
+    if (g >= groups) {
+      break;
+    }
+    float m = fmaxf(fmaxf(fabsf(v[i].x), fabsf(v[i].y)), fmaxf(fabsf(v[i].z), fabsf(v[i].w)));
 #pragma unroll
     for (int offset = 16; offset > 0; offset /= 2) {
       m = fmaxf(m, __shfl_xor_sync(kFullMask, m, offset));
@@ -53,16 +79,23 @@ __global__ void __launch_bounds__(kDispatchWarps * 32) local_dispatch_kernel(Loc
     std::uint32_t packed = 0;
     if (token >= 0) {
       scale = fp8_group_scale(a.recipe, m);
-      float const values[4] = {v.x, v.y, v.z, v.w};
+      float const values[4] = {v[i].x, v[i].y, v[i].z, v[i].w};
 #pragma unroll
-      for (int i = 0; i < 4; ++i) {
-        packed |= static_cast<std::uint32_t>(fp8_encode(values[i], scale)) << (8 * i);
+      for (int j = 0; j < 4; ++j) {
+        packed |= static_cast<std::uint32_t>(fp8_encode(values[j], scale)) << (8 * j);
       }
     }
     std::int64_t const base = static_cast<std::int64_t>(row) * a.hidden + g * kGroup;
     reinterpret_cast<std::uint32_t*>(a.xq + base)[lane] = packed;
     if (lane == 0) {
       a.x_scales[static_cast<std::int64_t>(row) * groups + g] = scale;
+    }
+  }
+  if (a.ready_rows != nullptr) {
+    __syncthreads();
+    if (threadIdx.x == 0) {
+      __threadfence();
+      hopper::store_release_gpu(a.ready_rows + a.ready_row_base + row, *a.epoch);
     }
   }
 }
@@ -100,6 +133,13 @@ __global__ void __launch_bounds__(1024) compact_active_kernel(ActiveExpertsArgs 
     }
     *a.num_active = total;
   }
+  if (a.layout_ready != nullptr) {
+    __syncthreads();
+    if (e == 0) {
+      __threadfence();
+      hopper::store_release_gpu(a.layout_ready, *a.epoch);
+    }
+  }
 }
 
 // Block (token, y): each thread sums 8 consecutive hidden values (16-byte bf16 loads) over the
@@ -129,6 +169,9 @@ __global__ void __launch_bounds__(kCombineThreads) local_combine_kernel(LocalCom
   if (a.shared_y != nullptr) {
     add_row(a.shared_y + static_cast<std::int64_t>(t) * a.hidden, 1.0f);
   }
+  if (a.epoch_to_advance != nullptr && t == 0 && h0 == 0) {
+    atomicAdd(a.epoch_to_advance, 1);
+  }
   float* const out = a.out + static_cast<std::int64_t>(t) * a.hidden + h0;
 #pragma unroll
   for (int i = 0; i < 8; ++i) {
@@ -146,13 +189,17 @@ Status local_dispatch(LocalDispatchArgs const& args, cudaStream_t stream) {
   GCMOE_CHECK_ARG_MSG(
       args.row_weights == nullptr || args.sorted_ids == nullptr || args.topk_weights != nullptr,
       "local dispatch: sorted rows' weights need the top-k weights");
+  GCMOE_CHECK_ARG_MSG(args.hidden <= kGroup * kDispatchWarps * kMaxGroupsPerWarp,
+                      "local dispatch: hidden above 8192");
+  GCMOE_CHECK_ARG_MSG(
+      (args.ready_rows == nullptr && args.wait_layout == nullptr) || args.epoch != nullptr,
+      "local dispatch: readiness needs the epoch");
+  GCMOE_CHECK_ARG_MSG(args.wait_layout == nullptr || args.error != nullptr,
+                      "local dispatch: waiting for the layout needs an error flag");
   if (args.rows <= 0) {
     return Status();
   }
-  dim3 const grid(
-      static_cast<unsigned>(args.rows),
-      static_cast<unsigned>((args.hidden / kGroup + kDispatchWarps - 1) / kDispatchWarps));
-  local_dispatch_kernel<<<grid, kDispatchWarps * 32, 0, stream>>>(args);
+  local_dispatch_kernel<<<static_cast<unsigned>(args.rows), kDispatchWarps * 32, 0, stream>>>(args);
   GCMOE_CHECK_LAUNCH();
   return Status();
 }
@@ -163,6 +210,8 @@ Status compact_active_experts(ActiveExpertsArgs const& args, cudaStream_t stream
   GCMOE_CHECK_ARG_MSG(args.expert_offsets != nullptr && args.active_experts != nullptr &&
                           args.num_active != nullptr,
                       "active experts: null buffer");
+  GCMOE_CHECK_ARG_MSG(args.layout_ready == nullptr || args.epoch != nullptr,
+                      "active experts: publishing the layout needs the epoch");
   int const threads = (args.num_experts + 31) / 32 * 32;
   compact_active_kernel<<<1, threads, 0, stream>>>(args);
   GCMOE_CHECK_LAUNCH();
@@ -181,6 +230,14 @@ Status local_combine(LocalCombineArgs const& args, cudaStream_t stream) {
                   static_cast<unsigned>((args.hidden / 8 + kCombineThreads - 1) / kCombineThreads));
   local_combine_kernel<<<grid, kCombineThreads, 0, stream>>>(args);
   GCMOE_CHECK_LAUNCH();
+  return Status();
+}
+
+Status preload_local_dispatch() {
+  cudaFuncAttributes attributes{};
+  GCMOE_CHECK_CUDA(cudaFuncGetAttributes(&attributes, local_dispatch_kernel));
+  GCMOE_CHECK_CUDA(cudaFuncGetAttributes(&attributes, compact_active_kernel));
+  GCMOE_CHECK_CUDA(cudaFuncGetAttributes(&attributes, local_combine_kernel));
   return Status();
 }
 

@@ -30,6 +30,18 @@ struct LocalDispatchArgs {
   float* x_scales = nullptr;            // [rows, H / 128]
   float* row_weights = nullptr;         // optional [rows]; 1 for identity rows
   std::int32_t* pair_row = nullptr;     // optional [T·k]: the row of each pair (for the combine)
+  // Token-ring readiness (GC-MoE): once row r is stored, ready_rows[ready_row_base + r] = *epoch
+  // (st.release.gpu), so the expert GEMM on the other partition starts on it. Null: no signal.
+  int* ready_rows = nullptr;
+  int ready_row_base = 0;
+  int const* epoch = nullptr;  // device scalar; required with ready_rows or wait_layout
+  // Optional: the routing this dispatch reads (sorted_ids, topk_weights) is published by
+  // compact_active_experts' layout_ready; each block acquires it (>= *epoch) first, so the
+  // dispatch can be launched before the routing finishes, on another partition, with no graph
+  // edge. Past timeout_ns it sets *error = 1 and goes on.
+  int const* wait_layout = nullptr;
+  unsigned* error = nullptr;
+  std::uint64_t timeout_ns = 2'000'000'000;
 };
 
 Status local_dispatch(LocalDispatchArgs const& args, cudaStream_t stream);
@@ -44,6 +56,10 @@ struct ActiveExpertsArgs {
   bool shared_expert = false;
   int* active_experts = nullptr;  // [E + 1]
   int* num_active = nullptr;
+  // Optional: *layout_ready = *epoch (release) once the list, and the routing before it, is
+  // complete (see LocalDispatchArgs::wait_layout).
+  int* layout_ready = nullptr;
+  int const* epoch = nullptr;
 };
 
 Status compact_active_experts(ActiveExpertsArgs const& args, cudaStream_t stream);
@@ -58,8 +74,14 @@ struct LocalCombineArgs {
   int top_k = 1;
   int hidden = 0;
   float* out = nullptr;  // [T, H]: fp32 values of bf16 numbers (moe_combine_ref's rounding)
+  // Optional device scalar incremented once, after this layer's last reader of it: the combine is
+  // the layer's last kernel, so the next replay's dispatch and GEMM see the next epoch.
+  int* epoch_to_advance = nullptr;
 };
 
 Status local_combine(LocalCombineArgs const& args, cudaStream_t stream);
+
+// Loads the dispatch, active-expert and combine kernels (call before concurrent launches).
+Status preload_local_dispatch();
 
 }  // namespace gcmoe::kernels

@@ -13,6 +13,7 @@ GreenContext::GreenContext(GreenContext&& other) noexcept
     : green_ctx_(std::exchange(other.green_ctx_, nullptr)),
       context_(std::exchange(other.context_, nullptr)),
       stream_(std::exchange(other.stream_, nullptr)),
+      side_stream_(std::exchange(other.side_stream_, nullptr)),
       sm_count_(std::exchange(other.sm_count_, 0)) {}
 
 GreenContext& GreenContext::operator=(GreenContext&& other) noexcept {
@@ -21,6 +22,7 @@ GreenContext& GreenContext::operator=(GreenContext&& other) noexcept {
     green_ctx_ = std::exchange(other.green_ctx_, nullptr);
     context_ = std::exchange(other.context_, nullptr);
     stream_ = std::exchange(other.stream_, nullptr);
+    side_stream_ = std::exchange(other.side_stream_, nullptr);
     sm_count_ = std::exchange(other.sm_count_, 0);
   }
   return *this;
@@ -33,10 +35,12 @@ GreenContext::~GreenContext() {
 void GreenContext::reset() {
   // Destruction errors cannot be returned; they are logged so a leak is visible. A handle exists
   // only if the driver table resolved, so it resolves here too.
-  if (stream_ != nullptr || green_ctx_ != nullptr) {
+  if (stream_ != nullptr || side_stream_ != nullptr || green_ctx_ != nullptr) {
     auto api = driver_api();
-    if (api.ok() && stream_ != nullptr && (*api)->cuStreamDestroy(stream_) != CUDA_SUCCESS) {
-      spdlog::warn("cuStreamDestroy failed for a green-context stream");
+    for (CUstream const stream : {stream_, side_stream_}) {
+      if (api.ok() && stream != nullptr && (*api)->cuStreamDestroy(stream) != CUDA_SUCCESS) {
+        spdlog::warn("cuStreamDestroy failed for a green-context stream");
+      }
     }
     if (api.ok() && green_ctx_ != nullptr &&
         (*api)->cuGreenCtxDestroy(green_ctx_) != CUDA_SUCCESS) {
@@ -44,6 +48,7 @@ void GreenContext::reset() {
     }
   }
   stream_ = nullptr;
+  side_stream_ = nullptr;
   green_ctx_ = nullptr;
   context_ = nullptr;
   sm_count_ = 0;
@@ -58,6 +63,8 @@ StatusOr<GreenContext> GreenContext::create(CUdevice device, CUdevResource resou
   GCMOE_CHECK_CU(cu->cuCtxFromGreenCtx(&out.context_, out.green_ctx_));
   GCMOE_CHECK_CU(
       cu->cuGreenCtxStreamCreate(&out.stream_, out.green_ctx_, CU_STREAM_NON_BLOCKING, 0));
+  GCMOE_CHECK_CU(
+      cu->cuGreenCtxStreamCreate(&out.side_stream_, out.green_ctx_, CU_STREAM_NON_BLOCKING, 0));
   CUdevResource actual{};
   GCMOE_CHECK_CU(cu->cuGreenCtxGetDevResource(out.green_ctx_, &actual, CU_DEV_RESOURCE_TYPE_SM));
   out.sm_count_ = static_cast<int>(actual.sm.smCount);

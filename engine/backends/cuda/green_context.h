@@ -12,7 +12,8 @@
 
 namespace gcmoe::cuda {
 
-// RAII owner of one green context and one non-blocking stream inside it.
+// RAII owner of one green context and two non-blocking streams inside it (the main one, and a
+// side stream for work that runs beside it on the same partition).
 class GreenContext {
  public:
   GreenContext() = default;
@@ -26,6 +27,7 @@ class GreenContext {
   static StatusOr<GreenContext> create(CUdevice device, CUdevResource resource);
 
   CUstream stream() const { return stream_; }
+  CUstream side_stream() const { return side_stream_; }
   // The context to name in CUDA graph kernel nodes (CUDA_KERNEL_NODE_PARAMS_v2::ctx).
   CUcontext context() const { return context_; }
   int sm_count() const { return sm_count_; }
@@ -36,6 +38,7 @@ class GreenContext {
   CUgreenCtx green_ctx_ = nullptr;
   CUcontext context_ = nullptr;
   CUstream stream_ = nullptr;
+  CUstream side_stream_ = nullptr;
   int sm_count_ = 0;
 };
 

@@ -4,184 +4,38 @@
 // FP8 experts (128×128 scales) and each family's FP8 activation recipe.
 #include "kernels/moe/moe_layer_sequential.h"
 
-#include <algorithm>
 #include <cstdio>
-#include <cstring>
-#include <random>
-#include <vector>
 
-#include "engine/backends/cuda/device_buffer.h"
-#include "engine/formats/fp8_block.h"
-#include "kernels/moe/fp8_expert_wgmma_layout.h"
+#include "tests/gpu/kernels/moe/moe_layer_fixture.h"
 #include "tests/support/catch.h"
 #include "tests/support/error_norm.h"
 
 namespace gcmoe::kernels {
 namespace {
 
-using cuda::DeviceBuffer;
+using testing::MoeLayerCase;
 
-template <typename T>
-DeviceBuffer<T> upload(std::vector<T> const& host) {
-  auto buffer = DeviceBuffer<T>::allocate(std::max<std::size_t>(host.size(), 1));
-  REQUIRE(buffer.ok());
-  if (!host.empty()) {
-    REQUIRE(buffer->copy_from_host(host).ok());
-  }
-  return std::move(buffer).value();
-}
-
-std::int64_t align_up(std::int64_t v) {
-  return (v + 255) / 256 * 256;
-}
-
-// One expert: dequantized fp32 weights for the reference, packed bytes for the GPU.
-struct Expert {
-  std::vector<float> gate, up, down;
-  std::vector<std::uint8_t> packed;
-};
-
-std::vector<float> random_fp8_weight(std::int64_t rows, std::int64_t cols, std::mt19937_64& rng,
-                                     formats::Fp8F32Blocks& q) {
-  std::normal_distribution<float> normal(0.0f, 0.05f);
-  std::vector<float> w(static_cast<std::size_t>(rows * cols));
-  for (std::int64_t r = 0; r < rows; ++r) {
-    float const gain = 1.0f + static_cast<float>((r / 128) % 2);
-    for (std::int64_t k = 0; k < cols; ++k) {
-      w[r * cols + k] = normal(rng) * gain;
-    }
-  }
-  auto quantized = formats::quantize_fp8_f32(w, {rows, cols}, formats::kBlock128);
-  REQUIRE(quantized.ok());
-  q = std::move(quantized).value();
-  std::vector<float> dequantized(w.size());
-  REQUIRE(formats::dequantize_fp8_f32(q.codes, q.scale_inv, {rows, cols}, formats::kBlock128,
-                                      dequantized)
-              .ok());
-  return dequantized;
-}
-
-PackedExpertSections sections_for(std::int64_t hidden, std::int64_t inter) {
-  PackedExpertSections s;
-  std::int64_t const l1_cells = (inter / 32) * (hidden / 128);
-  std::int64_t const l2_cells = (hidden / 64) * (inter / 128);
-  s.l1_codes = 0;
-  s.l1_scales = align_up(l1_cells * kWgmmaChunkBytes);
-  s.l2_codes = s.l1_scales + align_up(l1_cells * 8);
-  s.l2_scales = s.l2_codes + align_up(l2_cells * kWgmmaChunkBytes);
-  s.stride = s.l2_scales + align_up(l2_cells * 8);
-  return s;
-}
-
-Expert make_expert(std::int64_t hidden, std::int64_t inter, std::mt19937_64& rng) {
-  Expert e;
-  formats::Fp8F32Blocks gq, uq, dq;
-  e.gate = random_fp8_weight(inter, hidden, rng, gq);
-  e.up = random_fp8_weight(inter, hidden, rng, uq);
-  e.down = random_fp8_weight(hidden, inter, rng, dq);
-  auto l1 = pack_gate_up_wgmma({{inter, hidden}, gq.codes, gq.scale_inv},
-                               {{inter, hidden}, uq.codes, uq.scale_inv});
-  auto l2 = pack_down_wgmma({{hidden, inter}, dq.codes, dq.scale_inv});
-  REQUIRE((l1.ok() && l2.ok()));
-  PackedExpertSections const s = sections_for(hidden, inter);
-  e.packed.assign(static_cast<std::size_t>(s.stride), 0);
-  std::memcpy(e.packed.data() + s.l1_codes, l1->bytes.data(), l1->bytes.size());
-  std::memcpy(e.packed.data() + s.l1_scales, l1->scales.data(), l1->scales.size() * 4);
-  std::memcpy(e.packed.data() + s.l2_codes, l2->bytes.data(), l2->bytes.size());
-  std::memcpy(e.packed.data() + s.l2_scales, l2->scales.data(), l2->scales.size() * 4);
-  return e;
-}
-
-struct Case {
-  MoeFamily family = MoeFamily::kGlm52;
-  int hidden = 256;
-  int inter = 128;
-  int experts = 16;
-  int top_k = 4;
-  int tokens = 1;
-  std::uint64_t seed = 1;
-};
-
-void run_case(Case const& c) {
-  std::mt19937_64 rng(c.seed);
-  MoeLayerConfig const config =
-      moe_layer_config(c.family, c.hidden, c.inter, c.experts, c.top_k, /*fp8_activations=*/true);
-  std::normal_distribution<float> normal(0.0f, 1.0f);
-  std::vector<float> gate(static_cast<std::size_t>(c.experts) * c.hidden);
-  for (auto& v : gate) {
-    v = normal(rng) * 0.05f;
-  }
-  std::vector<float> bias(static_cast<std::size_t>(c.experts));
-  for (auto& v : bias) {
-    v = normal(rng) * 0.1f;
-  }
-  std::vector<Expert> experts;
-  std::vector<std::uint8_t> packed;
-  for (int e = 0; e < c.experts; ++e) {
-    experts.push_back(make_expert(c.hidden, c.inter, rng));
-    packed.insert(packed.end(), experts.back().packed.begin(), experts.back().packed.end());
-  }
-  Expert const shared = make_expert(c.hidden, c.inter, rng);
-  packed.insert(packed.end(), shared.packed.begin(), shared.packed.end());  // expert E
-  std::vector<float> x(static_cast<std::size_t>(c.tokens) * c.hidden);
-  for (auto& v : x) {
-    v = normal(rng);
-  }
-
-  MoeLayerWeights ref_weights;
-  ref_weights.gate_weight = gate;
-  ref_weights.bias = bias;
-  for (auto const& e : experts) {
-    ref_weights.experts.push_back({c.hidden, c.inter, e.gate, e.up, e.down});
-  }
-  ref_weights.shared = DenseExpertWeights{c.hidden, c.inter, shared.gate, shared.up, shared.down};
-  auto ref = moe_layer_ref(config, ref_weights, x, {});
-  REQUIRE(ref.ok());
-
-  auto d_gate = upload(gate);
-  auto d_bias = upload(bias);
-  auto d_experts = upload(packed);
-  auto d_x = upload(x);
-  auto d_out = DeviceBuffer<float>::allocate(x.size());
-  REQUIRE(d_out.ok());
-  auto layer = MoeLayerSequential::create(config, c.tokens);
+void run_case(MoeLayerCase const& c) {
+  testing::MoeLayerFixture const f = testing::make_moe_layer_fixture(c);
+  auto layer = MoeLayerSequential::create(f.config, c.tokens);
   REQUIRE(layer.ok());
-  MoeLayerDeviceWeights const weights{.gate_weight = d_gate.data(),
-                                      .bias = d_bias.data(),
-                                      .experts = d_experts.data(),
-                                      .sections = sections_for(c.hidden, c.inter),
-                                      .has_shared = true};
-  REQUIRE(layer->run(weights, d_x.data(), c.tokens, d_out->data(), nullptr).to_string() == "OK");
+  REQUIRE(layer->run(f.weights(), f.d_x.data(), c.tokens, f.d_out.data(), nullptr).to_string() ==
+          "OK");
   REQUIRE(cudaDeviceSynchronize() == cudaSuccess);
-
-  std::vector<float> out(x.size());
-  REQUIRE(d_out->copy_to_host(out).ok());
-  std::vector<std::int32_t> ids(static_cast<std::size_t>(c.tokens) * c.top_k);
-  REQUIRE(cudaMemcpy(ids.data(), layer->topk_ids(), ids.size() * sizeof(std::int32_t),
-                     cudaMemcpyDeviceToHost) == cudaSuccess);
-  int selection_mismatches = 0;
-  for (int t = 0; t < c.tokens; ++t) {
-    std::vector<int> gpu(ids.begin() + t * c.top_k, ids.begin() + (t + 1) * c.top_k);
-    std::vector<int> cpu(ref->routing.topk_ids.begin() + t * c.top_k,
-                         ref->routing.topk_ids.begin() + (t + 1) * c.top_k);
-    std::sort(gpu.begin(), gpu.end());
-    std::sort(cpu.begin(), cpu.end());
-    selection_mismatches += gpu != cpu;
-  }
-  double const error = testing::relative_l2_error(out, ref->out);
+  int const mismatches = f.selection_mismatches(layer->topk_ids());
+  double const error = testing::relative_l2_error(f.out(), f.ref.out);
   std::printf(
       "moe layer (sequential, GPU) %s H=%d I=%d E=%d k=%d T=%d: selection mismatches %d, "
       "rel_l2_error=%.3e\n",
-      c.family == MoeFamily::kGlm52 ? "glm5.2" : "deepseek-v4.1", c.hidden, c.inter, c.experts,
-      c.top_k, c.tokens, selection_mismatches, error);
-  CHECK(selection_mismatches == 0);
+      f.family_name(), c.hidden, c.inter, c.experts, c.top_k, c.tokens, mismatches, error);
+  CHECK(mismatches == 0);
   // FP8 GEMMs on both sides, WGMMA's reduced-precision accumulation inside a 128-K chunk, and a
   // requantized h: 2e-2 leaves room for that; a wrong row, weight or scale gives errors of order 1.
   CHECK(error < 2e-2);
 }
 
 TEST_CASE("MoE layer on the GPU matches the CPU reference (GLM-5.2 semantics)") {
-  Case c;
+  MoeLayerCase c;
   c.family = MoeFamily::kGlm52;
   c.tokens = GENERATE(1, 7, 40);
   c.top_k = 8;
@@ -190,7 +44,7 @@ TEST_CASE("MoE layer on the GPU matches the CPU reference (GLM-5.2 semantics)") 
 }
 
 TEST_CASE("MoE layer on the GPU matches the CPU reference (DeepSeek-V4.1 semantics)") {
-  Case c;
+  MoeLayerCase c;
   c.family = MoeFamily::kDeepseekV41;
   c.hidden = 384;
   c.experts = 24;

@@ -1,0 +1,150 @@
+#include "kernels/moe/gc_moe_layer.h"
+
+#include <array>
+
+#include "engine/common/check.h"
+#include "kernels/moe/moe_local_dispatch.h"
+
+namespace gcmoe::kernels {
+namespace {
+
+bool same_weights(MoeLayerDeviceWeights const& a, MoeLayerDeviceWeights const& b) {
+  PackedExpertSections const& s = a.sections;
+  PackedExpertSections const& t = b.sections;
+  return a.gate_weight == b.gate_weight && a.bias == b.bias && a.experts == b.experts &&
+         a.has_shared == b.has_shared && s.l1_codes == t.l1_codes && s.l1_scales == t.l1_scales &&
+         s.l2_codes == t.l2_codes && s.l2_scales == t.l2_scales && s.stride == t.stride;
+}
+
+}  // namespace
+
+StatusOr<GcMoeLayer> GcMoeLayer::create(MoeLayerConfig const& config, int max_tokens, int device,
+                                        GcMoeOptions const& options) {
+  GCMOE_CHECK_ARG(options.comm_sms >= 1, "comm partition of {} SMs", options.comm_sms);
+  GcMoeLayer layer;
+  layer.options_ = options;
+  GCMOE_CHECK_CUDA(cudaSetDevice(device));
+  // Every kernel is loaded before the partitions run concurrently: a kernel loaded lazily while
+  // the GEMM spins on the dispatch's flags can deadlock (docs/gpu-machine.md).
+  GCMOE_RETURN_IF_ERROR(preload_local_dispatch());
+  GCMOE_ASSIGN_OR_RETURN(auto steps, MoeLayerSequential::create(config, max_tokens));
+  layer.steps_.emplace(std::move(steps));
+  GCMOE_ASSIGN_OR_RETURN(layer.partition_, cuda::SmPartition::create(device, options.comm_sms));
+  int const max_rows = layer.steps_->ready_flags();
+  GCMOE_ASSIGN_OR_RETURN(layer.ready_rows_,
+                         cuda::DeviceBuffer<int>::allocate(static_cast<std::size_t>(max_rows)));
+  GCMOE_RETURN_IF_ERROR(layer.ready_rows_.fill_bytes(0));
+  GCMOE_ASSIGN_OR_RETURN(layer.layout_ready_, cuda::DeviceBuffer<int>::allocate(1));
+  GCMOE_RETURN_IF_ERROR(layer.layout_ready_.fill_bytes(0));
+  GCMOE_ASSIGN_OR_RETURN(layer.epoch_, cuda::DeviceBuffer<int>::allocate(1));
+  std::array<int, 1> const first_epoch{1};
+  GCMOE_RETURN_IF_ERROR(layer.epoch_.copy_from_host(first_epoch));
+  GCMOE_ASSIGN_OR_RETURN(layer.error_, cuda::DeviceBuffer<unsigned>::allocate(1));
+  GCMOE_RETURN_IF_ERROR(layer.error_.fill_bytes(0));
+  for (cuda::Event* event : {&layer.start_, &layer.comm_done_, &layer.side_done_}) {
+    GCMOE_ASSIGN_OR_RETURN(*event, cuda::Event::create());
+  }
+  return layer;
+}
+
+Status GcMoeLayer::prepare(MoeLayerDeviceWeights const& weights, float const* x, float* out,
+                           int num_tokens) {
+  GCMOE_CHECK_ARG(num_tokens >= 1 && num_tokens <= steps_->max_tokens(),
+                  "bucket of {} tokens, 1 to {}", num_tokens, steps_->max_tokens());
+  GCMOE_CHECK_ARG(x != nullptr && out != nullptr, "null layer input or output");
+  if (auto const it = graphs_.find(num_tokens); it != graphs_.end()) {
+    Bucket const& b = it->second;
+    if (b.x == x && b.out == out && same_weights(b.weights, weights)) {
+      return Status();
+    }
+    graphs_.erase(it);
+  }
+  MoeLayerSync const sync{.ready_rows = ready_rows_.data(),
+                          .epoch = epoch_.data(),
+                          .layout_ready = layout_ready_.data(),
+                          .error = error_.data(),
+                          .overlap_down = options_.overlap_down,
+                          .wait_timeout_ns = options_.wait_timeout_ns};
+  auto const side = reinterpret_cast<cudaStream_t>(partition_.compute().side_stream());
+  auto const comm = options_.dispatch_on_comm
+                        ? reinterpret_cast<cudaStream_t>(partition_.comm().stream())
+                        : nullptr;
+  MoeLayerSequential& steps = *steps_;
+  bool const shared = weights.has_shared;
+  constexpr SharedExpertLaunch kSeparate = SharedExpertLaunch::kSeparate;
+  auto const fork = [](cuda::Event const& event, cudaStream_t from, cudaStream_t to) -> Status {
+    GCMOE_RETURN_IF_ERROR(event.record(from));
+    GCMOE_CHECK_CUDA(cudaStreamWaitEvent(to, event.get(), 0));
+    return Status();
+  };
+  auto const body = [&](cudaStream_t compute) -> Status {
+    // Roots: the shared expert needs no routing, so its dispatch and GEMM (compute, side stream)
+    // start with the router.
+    cudaStream_t const shared_dispatch = comm != nullptr ? comm : side;
+    if (comm != nullptr) {
+      GCMOE_RETURN_IF_ERROR(fork(start_, compute, comm));
+    }
+    GCMOE_RETURN_IF_ERROR(fork(start_, compute, side));
+    if (shared) {
+      GCMOE_RETURN_IF_ERROR(
+          steps.dispatch_shared(x, num_tokens, shared_dispatch, kSeparate, &sync));
+      GCMOE_RETURN_IF_ERROR(steps.experts_shared(weights, num_tokens, side, &sync));
+    }
+    if (comm != nullptr) {
+      // A root too: it acquires the routing the active-list kernel publishes, so no graph edge
+      // crosses from the compute partition to the comm partition.
+      GCMOE_RETURN_IF_ERROR(steps.dispatch_routed(x, num_tokens, comm, &sync));
+    }
+    GCMOE_RETURN_IF_ERROR(steps.route_and_sort(weights, x, num_tokens, compute, kSeparate, &sync));
+    if (comm == nullptr) {
+      GCMOE_RETURN_IF_ERROR(steps.dispatch_routed(x, num_tokens, compute, &sync));
+    }
+    GCMOE_RETURN_IF_ERROR(steps.experts_routed(weights, num_tokens, compute, kSeparate, &sync));
+    GCMOE_RETURN_IF_ERROR(fork(side_done_, side, compute));
+    GCMOE_RETURN_IF_ERROR(steps.combine(weights, num_tokens, out, compute, kSeparate, &sync));
+    // The comm partition joins after the combine, off the critical path: L1 acquired every row
+    // the dispatch stored (and the combine's pair_row, stored before each row's flag), so the
+    // combine needs no edge from it; the join only closes the capture.
+    if (comm != nullptr) {
+      GCMOE_RETURN_IF_ERROR(fork(comm_done_, comm, compute));
+    }
+    return Status();
+  };
+  GCMOE_ASSIGN_OR_RETURN(cuda::Graph graph, cuda::Graph::capture(stream(), body));
+  graphs_.emplace(num_tokens, Bucket{weights, x, out, std::move(graph)});
+  return Status();
+}
+
+Status GcMoeLayer::replay(int num_tokens) {
+  auto const it = graphs_.find(num_tokens);
+  GCMOE_CHECK_ARG(it != graphs_.end(), "no graph prepared for {} tokens", num_tokens);
+  return it->second.graph.launch(stream());
+}
+
+Status GcMoeLayer::synchronize() {
+  GCMOE_CHECK_CUDA(cudaStreamSynchronize(stream()));
+  std::array<unsigned, 1> error{};
+  GCMOE_RETURN_IF_ERROR(error_.copy_to_host(error));
+  if (error[0] != 0) {
+    GCMOE_RETURN_IF_ERROR(error_.fill_bytes(0));
+    return Status(StatusCode::kDeadlineExceeded,
+                  "GC-MoE: the expert GEMM waited past its deadline for dispatched rows");
+  }
+  return Status();
+}
+
+StatusOr<cuda::Graph> GcMoeLayer::sequential_graph(MoeLayerDeviceWeights const& weights,
+                                                   float const* x, float* out, int num_tokens,
+                                                   cudaStream_t stream, SharedExpertLaunch shared) {
+  MoeLayerSequential& steps = *steps_;
+  return cuda::Graph::capture(
+      stream, [&](cudaStream_t s) { return steps.run(weights, x, num_tokens, out, s, shared); });
+}
+
+StatusOr<int> GcMoeLayer::kernel_nodes(int num_tokens) const {
+  auto const it = graphs_.find(num_tokens);
+  GCMOE_CHECK_ARG(it != graphs_.end(), "no graph prepared for {} tokens", num_tokens);
+  return it->second.graph.kernel_nodes();
+}
+
+}  // namespace gcmoe::kernels

@@ -1,0 +1,93 @@
+#pragma once
+// The GC-MoE operator for one MoE layer on one GPU (one rank; issue 6, first slice): the GPU split
+// by green contexts into a small communication partition and a large compute partition, one CUDA
+// graph per token-count bucket:
+//
+//   compute:       router → align & sort → active list ─┬─ routed L1 ─(PDL)─ routed L2 ─┬─ combine
+//   comm:          shared dispatch ─────────────────────┴─ routed dispatch ─────────────┤
+//   compute side:  shared L1 ─(PDL)─ shared L2 ─────────────────────────────────────────┘
+//
+// Dispatch (gather + FP8 quantization) and the expert GEMM run concurrently: the dispatch
+// release-stores each row's epoch flag as it lands, the GEMM streams its first weight stages at
+// once and acquires the flags of each pass's rows before reading them (the token-ring
+// handshake). The shared expert needs no routing, so its dispatch and GEMM start with the router.
+// Each L2 starts while its L1 drains (programmatic dependent launch). The combine advances the
+// epoch on the device, so the next replay needs no clean pass and no host work: flags only grow,
+// a row is ready in replay e once its flag reads e (the replay parity is epoch & 1).
+//
+// The sequential baseline is the same steps on one stream over the whole device
+// (MoeLayerSequential::run), captured the same way: `sequential_graph`.
+// Cross-rank dispatch/combine (NCCL windows, CUDA IPC, virtual ranks) come next.
+
+#include <cuda_runtime.h>
+
+#include <cstdint>
+#include <map>
+#include <optional>
+
+#include "engine/backends/cuda/device_buffer.h"
+#include "engine/backends/cuda/graph.h"
+#include "engine/backends/cuda/green_context.h"
+#include "engine/backends/cuda/stream.h"
+#include "engine/common/status.h"
+#include "kernels/moe/moe_layer_sequential.h"
+
+namespace gcmoe::kernels {
+
+struct GcMoeOptions {
+  int comm_sms = 16;         // asked; the driver rounds up (Hopper: multiples of 8, at least 8)
+  bool overlap_down = true;  // L2 starts while L1 runs (programmatic dependent launch)
+  // false: each dispatch runs on its GEMM's stream right before it (no concurrency between them;
+  // what the comm partition buys is measured against this).
+  bool dispatch_on_comm = true;
+  std::uint64_t wait_timeout_ns =
+      2'000'000'000;  // a GEMM wait past this ends the layer with an error
+};
+
+class GcMoeLayer {
+ public:
+  static StatusOr<GcMoeLayer> create(MoeLayerConfig const& config, int max_tokens, int device,
+                                     GcMoeOptions const& options);
+
+  // Captures the graph for `num_tokens` tokens reading x and writing out, once per bucket: the
+  // pointers are baked into the graph; calling again with other weights, x or out re-captures it.
+  Status prepare(MoeLayerDeviceWeights const& weights, float const* x, float* out, int num_tokens);
+  // Replays the bucket's graph on the compute partition's stream; no host synchronization.
+  Status replay(int num_tokens);
+  // Waits for the replays; DEADLINE_EXCEEDED when a GEMM wait timed out (output garbage).
+  Status synchronize();
+
+  // The baseline: the same steps on one stream over the whole device, as one graph.
+  StatusOr<cuda::Graph> sequential_graph(MoeLayerDeviceWeights const& weights, float const* x,
+                                         float* out, int num_tokens, cudaStream_t stream,
+                                         SharedExpertLaunch shared);
+
+  cudaStream_t stream() const {
+    return reinterpret_cast<cudaStream_t>(partition_.compute().stream());
+  }
+  int comm_sms() const { return partition_.comm().sm_count(); }
+  int compute_sms() const { return partition_.compute().sm_count(); }
+  MoeLayerSequential& steps() { return *steps_; }
+  // Kernel nodes of a prepared bucket's graph.
+  StatusOr<int> kernel_nodes(int num_tokens) const;
+
+ private:
+  GcMoeLayer() = default;
+
+  GcMoeOptions options_;
+  cuda::SmPartition partition_;
+  std::optional<MoeLayerSequential> steps_;  // always set once created
+  cuda::DeviceBuffer<int> ready_rows_, layout_ready_, epoch_;
+  cuda::DeviceBuffer<unsigned> error_;
+  cuda::Event start_, comm_done_, side_done_;  // the graph's fork and join points
+  // What a bucket's graph was captured with.
+  struct Bucket {
+    MoeLayerDeviceWeights weights;
+    float const* x = nullptr;
+    float* out = nullptr;
+    cuda::Graph graph;
+  };
+  std::map<int, Bucket> graphs_;  // by token count
+};
+
+}  // namespace gcmoe::kernels

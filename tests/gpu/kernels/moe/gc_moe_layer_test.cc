@@ -1,0 +1,119 @@
+// The GC-MoE operator on one GPU (kernels/moe/gc_moe_layer.h): dispatch on the comm partition and
+// the expert GEMM on the compute partition as concurrent roots of one CUDA graph, joined by the
+// token-ring flags. Checked against the CPU reference and, bit for bit, against the sequential
+// baseline (the same kernels on one stream) — across replays with new inputs, so a flag left over
+// from the previous replay (an epoch that did not advance) would let the GEMM read stale rows.
+#include "kernels/moe/gc_moe_layer.h"
+
+#include <cstdio>
+#include <cstring>
+#include <random>
+#include <vector>
+
+#include "tests/gpu/kernels/moe/moe_layer_fixture.h"
+#include "tests/support/catch.h"
+#include "tests/support/error_norm.h"
+
+namespace gcmoe::kernels {
+namespace {
+
+using testing::MoeLayerCase;
+
+// The sequential baseline's output for the fixture's current device x (the shared expert in its
+// own launches, as GC-MoE runs it; the other placement is checked against it below).
+std::vector<float> sequential_out(GcMoeLayer& layer, testing::MoeLayerFixture const& f,
+                                  SharedExpertLaunch shared = SharedExpertLaunch::kSeparate) {
+  auto out = cuda::DeviceBuffer<float>::allocate(f.x.size());
+  REQUIRE(out.ok());
+  REQUIRE(
+      layer.steps().run(f.weights(), f.d_x.data(), f.c.tokens, out->data(), nullptr, shared).ok());
+  REQUIRE(cudaDeviceSynchronize() == cudaSuccess);
+  std::vector<float> host(f.x.size());
+  REQUIRE(out->copy_to_host(host).ok());
+  return host;
+}
+
+void run_case(MoeLayerCase const& c, int comm_sms) {
+  testing::MoeLayerFixture f = testing::make_moe_layer_fixture(c);
+  auto layer = GcMoeLayer::create(f.config, c.tokens, 0, {.comm_sms = comm_sms});
+  REQUIRE(layer.status().to_string() == "OK");
+  REQUIRE(layer->prepare(f.weights(), f.d_x.data(), f.d_out.data(), c.tokens).to_string() == "OK");
+  auto const nodes = layer->kernel_nodes(c.tokens);
+  REQUIRE(nodes.ok());
+
+  REQUIRE(layer->replay(c.tokens).ok());
+  REQUIRE(layer->synchronize().to_string() == "OK");
+  int const mismatches = f.selection_mismatches(layer->steps().topk_ids());
+  std::vector<float> const out = f.out();
+  double const error = testing::relative_l2_error(out, f.ref.out);
+  std::vector<float> const baseline = sequential_out(*layer, f);
+  bool const same = std::memcmp(out.data(), baseline.data(), out.size() * sizeof(float)) == 0;
+  // The shared expert in the routed launches computes the same rows with the same kernels.
+  std::vector<float> const fused = sequential_out(*layer, f, SharedExpertLaunch::kWithRouted);
+  bool const same_fused = std::memcmp(fused.data(), baseline.data(), out.size() * 4) == 0;
+  std::printf(
+      "gc-moe %s H=%d I=%d E=%d k=%d T=%d comm %d SMs compute %d SMs, %d kernel nodes: "
+      "selection mismatches %d, rel_l2_error=%.3e, equal to sequential: %d (shared fused: %d)\n",
+      f.family_name(), c.hidden, c.inter, c.experts, c.top_k, c.tokens, layer->comm_sms(),
+      layer->compute_sms(), *nodes, mismatches, error, same ? 1 : 0, same_fused ? 1 : 0);
+  CHECK(mismatches == 0);
+  CHECK(error < 2e-2);  // the bound of the sequential layer test (same kernels)
+  CHECK(same);
+  CHECK(same_fused);
+
+  // New inputs each replay, no host work between them but the copy: every replay must equal
+  // the baseline on its own x.
+  std::mt19937_64 rng(c.seed + 99);
+  std::normal_distribution<float> normal(0.0f, 1.0f);
+  int differing = 0;
+  for (int replay = 0; replay < 3; ++replay) {
+    for (auto& v : f.x) {
+      v = normal(rng);
+    }
+    REQUIRE(f.d_x.copy_from_host(f.x).ok());
+    REQUIRE(layer->replay(c.tokens).ok());
+    REQUIRE(layer->synchronize().to_string() == "OK");
+    std::vector<float> const again = f.out();
+    std::vector<float> const expected = sequential_out(*layer, f);
+    differing += std::memcmp(again.data(), expected.data(), again.size() * sizeof(float)) != 0;
+  }
+  std::printf("gc-moe T=%d: %d of 3 replays with new x differ from the sequential baseline\n",
+              c.tokens, differing);
+  CHECK(differing == 0);
+}
+
+TEST_CASE("GC-MoE layer equals the sequential baseline and the CPU reference (GLM-5.2)") {
+  MoeLayerCase c;
+  c.family = MoeFamily::kGlm52;
+  c.tokens = GENERATE(1, 7, 40);
+  c.top_k = 8;
+  c.seed = 300 + static_cast<std::uint64_t>(c.tokens);
+  run_case(c, 16);
+}
+
+TEST_CASE("GC-MoE layer at other comm partition sizes (DeepSeek-V4.1 semantics)") {
+  MoeLayerCase c;
+  c.family = MoeFamily::kDeepseekV41;
+  c.hidden = 384;
+  c.experts = 24;
+  c.top_k = 6;
+  c.tokens = 33;
+  c.seed = 400;
+  run_case(c, GENERATE(8, 48));
+}
+
+TEST_CASE("GC-MoE refuses buckets it was not prepared for") {
+  MoeLayerCase c;
+  c.tokens = 4;
+  testing::MoeLayerFixture f = testing::make_moe_layer_fixture(c);
+  auto layer = GcMoeLayer::create(f.config, c.tokens, 0, {});
+  REQUIRE(layer.ok());
+  CHECK(layer->replay(4).code() == StatusCode::kInvalidArgument);
+  CHECK(layer->prepare(f.weights(), f.d_x.data(), f.d_out.data(), 5).code() ==
+        StatusCode::kInvalidArgument);
+  CHECK(GcMoeLayer::create(f.config, c.tokens, 0, {.comm_sms = 200}).status().code() ==
+        StatusCode::kInvalidArgument);
+}
+
+}  // namespace
+}  // namespace gcmoe::kernels

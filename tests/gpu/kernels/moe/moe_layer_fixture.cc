@@ -1,0 +1,174 @@
+#include "tests/gpu/kernels/moe/moe_layer_fixture.h"
+
+#include <algorithm>
+#include <cstring>
+#include <random>
+
+#include "engine/formats/fp8_block.h"
+#include "kernels/moe/fp8_expert_wgmma_layout.h"
+#include "tests/support/catch.h"
+
+namespace gcmoe::testing {
+namespace {
+
+using kernels::kWgmmaChunkBytes;
+using kernels::PackedExpertSections;
+
+using cuda::DeviceBuffer;
+
+template <typename T>
+DeviceBuffer<T> upload(std::vector<T> const& host) {
+  auto buffer = DeviceBuffer<T>::allocate(std::max<std::size_t>(host.size(), 1));
+  REQUIRE(buffer.ok());
+  if (!host.empty()) {
+    REQUIRE(buffer->copy_from_host(host).ok());
+  }
+  return std::move(buffer).value();
+}
+
+std::int64_t align_up(std::int64_t v) {
+  return (v + 255) / 256 * 256;
+}
+
+// One expert: dequantized fp32 weights for the reference, packed bytes for the GPU.
+struct Expert {
+  std::vector<float> gate, up, down;
+  std::vector<std::uint8_t> packed;
+};
+
+std::vector<float> random_fp8_weight(std::int64_t rows, std::int64_t cols, std::mt19937_64& rng,
+                                     formats::Fp8F32Blocks& q) {
+  std::normal_distribution<float> normal(0.0f, 0.05f);
+  std::vector<float> w(static_cast<std::size_t>(rows * cols));
+  for (std::int64_t r = 0; r < rows; ++r) {
+    float const gain = 1.0f + static_cast<float>((r / 128) % 2);
+    for (std::int64_t k = 0; k < cols; ++k) {
+      w[r * cols + k] = normal(rng) * gain;
+    }
+  }
+  auto quantized = formats::quantize_fp8_f32(w, {rows, cols}, formats::kBlock128);
+  REQUIRE(quantized.ok());
+  q = std::move(quantized).value();
+  std::vector<float> dequantized(w.size());
+  REQUIRE(formats::dequantize_fp8_f32(q.codes, q.scale_inv, {rows, cols}, formats::kBlock128,
+                                      dequantized)
+              .ok());
+  return dequantized;
+}
+
+PackedExpertSections sections_for(std::int64_t hidden, std::int64_t inter) {
+  PackedExpertSections s;
+  std::int64_t const l1_cells = (inter / 32) * (hidden / 128);
+  std::int64_t const l2_cells = (hidden / 64) * (inter / 128);
+  s.l1_codes = 0;
+  s.l1_scales = align_up(l1_cells * kWgmmaChunkBytes);
+  s.l2_codes = s.l1_scales + align_up(l1_cells * 8);
+  s.l2_scales = s.l2_codes + align_up(l2_cells * kWgmmaChunkBytes);
+  s.stride = s.l2_scales + align_up(l2_cells * 8);
+  return s;
+}
+
+Expert make_expert(std::int64_t hidden, std::int64_t inter, std::mt19937_64& rng) {
+  Expert e;
+  formats::Fp8F32Blocks gq, uq, dq;
+  e.gate = random_fp8_weight(inter, hidden, rng, gq);
+  e.up = random_fp8_weight(inter, hidden, rng, uq);
+  e.down = random_fp8_weight(hidden, inter, rng, dq);
+  auto l1 = kernels::pack_gate_up_wgmma({{inter, hidden}, gq.codes, gq.scale_inv},
+                                        {{inter, hidden}, uq.codes, uq.scale_inv});
+  auto l2 = kernels::pack_down_wgmma({{hidden, inter}, dq.codes, dq.scale_inv});
+  REQUIRE((l1.ok() && l2.ok()));
+  PackedExpertSections const s = sections_for(hidden, inter);
+  e.packed.assign(static_cast<std::size_t>(s.stride), 0);
+  std::memcpy(e.packed.data() + s.l1_codes, l1->bytes.data(), l1->bytes.size());
+  std::memcpy(e.packed.data() + s.l1_scales, l1->scales.data(), l1->scales.size() * 4);
+  std::memcpy(e.packed.data() + s.l2_codes, l2->bytes.data(), l2->bytes.size());
+  std::memcpy(e.packed.data() + s.l2_scales, l2->scales.data(), l2->scales.size() * 4);
+  return e;
+}
+
+}  // namespace
+
+kernels::MoeLayerDeviceWeights MoeLayerFixture::weights() const {
+  return {.gate_weight = gate.data(),
+          .bias = bias.data(),
+          .experts = experts.data(),
+          .sections = sections_for(c.hidden, c.inter),
+          .has_shared = true};
+}
+
+std::vector<float> MoeLayerFixture::out() const {
+  std::vector<float> host(x.size());
+  REQUIRE(d_out.copy_to_host(host).ok());
+  return host;
+}
+
+int MoeLayerFixture::selection_mismatches(std::int32_t const* device_topk_ids) const {
+  std::vector<std::int32_t> ids(static_cast<std::size_t>(c.tokens) * c.top_k);
+  REQUIRE(cudaMemcpy(ids.data(), device_topk_ids, ids.size() * sizeof(std::int32_t),
+                     cudaMemcpyDeviceToHost) == cudaSuccess);
+  int mismatches = 0;
+  for (int t = 0; t < c.tokens; ++t) {
+    std::vector<int> gpu(ids.begin() + t * c.top_k, ids.begin() + (t + 1) * c.top_k);
+    std::vector<int> cpu(ref.routing.topk_ids.begin() + t * c.top_k,
+                         ref.routing.topk_ids.begin() + (t + 1) * c.top_k);
+    std::sort(gpu.begin(), gpu.end());
+    std::sort(cpu.begin(), cpu.end());
+    mismatches += gpu != cpu;
+  }
+  return mismatches;
+}
+
+char const* MoeLayerFixture::family_name() const {
+  return c.family == kernels::MoeFamily::kGlm52 ? "glm5.2" : "deepseek-v4.1";
+}
+
+MoeLayerFixture make_moe_layer_fixture(MoeLayerCase const& c) {
+  MoeLayerFixture f;
+  f.c = c;
+  std::mt19937_64 rng(c.seed);
+  f.config = kernels::moe_layer_config(c.family, c.hidden, c.inter, c.experts, c.top_k,
+                                       /*fp8_activations=*/true);
+  std::normal_distribution<float> normal(0.0f, 1.0f);
+  std::vector<float> gate(static_cast<std::size_t>(c.experts) * c.hidden);
+  for (auto& v : gate) {
+    v = normal(rng) * 0.05f;
+  }
+  std::vector<float> bias(static_cast<std::size_t>(c.experts));
+  for (auto& v : bias) {
+    v = normal(rng) * 0.1f;
+  }
+  std::vector<Expert> experts;
+  std::vector<std::uint8_t> packed;
+  for (int e = 0; e < c.experts; ++e) {
+    experts.push_back(make_expert(c.hidden, c.inter, rng));
+    packed.insert(packed.end(), experts.back().packed.begin(), experts.back().packed.end());
+  }
+  Expert const shared = make_expert(c.hidden, c.inter, rng);
+  packed.insert(packed.end(), shared.packed.begin(), shared.packed.end());  // expert E
+  f.x.resize(static_cast<std::size_t>(c.tokens) * c.hidden);
+  for (auto& v : f.x) {
+    v = normal(rng);
+  }
+  kernels::MoeLayerWeights ref_weights;
+  ref_weights.gate_weight = gate;
+  ref_weights.bias = bias;
+  for (auto const& e : experts) {
+    ref_weights.experts.push_back({c.hidden, c.inter, e.gate, e.up, e.down});
+  }
+  ref_weights.shared =
+      kernels::DenseExpertWeights{c.hidden, c.inter, shared.gate, shared.up, shared.down};
+  auto ref = kernels::moe_layer_ref(f.config, ref_weights, f.x, {});
+  REQUIRE(ref.ok());
+  f.ref = std::move(ref).value();
+  f.gate = upload(gate);
+  f.bias = upload(bias);
+  f.experts = upload(packed);
+  f.d_x = upload(f.x);
+  auto out = DeviceBuffer<float>::allocate(f.x.size());
+  REQUIRE(out.ok());
+  f.d_out = std::move(out).value();
+  return f;
+}
+
+}  // namespace gcmoe::testing

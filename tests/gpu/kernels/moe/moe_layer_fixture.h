@@ -1,0 +1,43 @@
+#pragma once
+// A random tiny MoE layer for the GPU layer tests (sequential baseline and GC-MoE): FP8 experts
+// with 128×128 scales packed in the WGMMA layout (the shared expert as expert E), router weights
+// and bias, random x, and the CPU reference's result (kernels/moe/moe_layer_ref.h).
+
+#include <cstdint>
+#include <vector>
+
+#include "engine/backends/cuda/device_buffer.h"
+#include "kernels/moe/moe_layer_ref.h"
+#include "kernels/moe/moe_layer_sequential.h"
+
+namespace gcmoe::testing {
+
+struct MoeLayerCase {
+  kernels::MoeFamily family = kernels::MoeFamily::kGlm52;
+  int hidden = 256;
+  int inter = 128;
+  int experts = 16;
+  int top_k = 4;
+  int tokens = 1;
+  std::uint64_t seed = 1;
+};
+
+struct MoeLayerFixture {
+  MoeLayerCase c;
+  kernels::MoeLayerConfig config;
+  std::vector<float> x;         // [T, H]
+  kernels::MoeLayerResult ref;  // the CPU reference on x
+  cuda::DeviceBuffer<float> gate, bias, d_x, d_out;
+  cuda::DeviceBuffer<std::uint8_t> experts;
+
+  kernels::MoeLayerDeviceWeights weights() const;
+  // The device output, copied back.
+  std::vector<float> out() const;
+  // Tokens whose GPU top-k set (device [T, k]) differs from the reference's.
+  int selection_mismatches(std::int32_t const* device_topk_ids) const;
+  char const* family_name() const;
+};
+
+MoeLayerFixture make_moe_layer_fixture(MoeLayerCase const& c);
+
+}  // namespace gcmoe::testing
