@@ -1,0 +1,352 @@
+// bench_mxfp4_expert_ffn: the MXFP4 expert FFN (kernels/moe/mxfp4_expert_wgmma.h: L1 gate/up +
+// SwiGLU clamp + routing weight + pow2 requantization, then L2 down) at DeepSeek-V4.1-Flash's
+// shape (H 5120, I 2304, 384 experts, top-6), for T tokens per rank routed over all experts on
+// one GPU ("ep1") and over one rank's eighth of them ("ep8_rank": T·8 tokens route globally, the
+// rank keeps the pairs of its 48 experts). Time is the median graph replay over 4 independent
+// routings; bytes are the touched experts' packed codes and scale images; the ceiling is the best
+// memory rate measured in the same run (cudaMemcpy, SM copy, SM read-only stream).
+// Kernel options: "mxfp4" (checkpoint-like scales: every (tile, chunk) narrow, the per-32 ratios
+// folded into the decoded exponents) and "mxfp4_all_wide" (every (tile, chunk) flagged wide: the
+// per-32 fallback everywhere, the cost of not folding).
+//
+// Usage: bench_mxfp4_expert_ffn [--out FILE] [--reps 30] [--commit SHA] [--tokens N]
+//                               [--scenario ep1|ep8_rank]
+#include <cuda_runtime.h>
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <numeric>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "bench/common/device_fill.h"
+#include "bench/common/gpu_timing.h"
+#include "engine/backends/cuda/device_buffer.h"
+#include "engine/common/cuda_check.h"
+#include "kernels/moe/mxfp4_expert_wgmma.h"
+#include "kernels/moe/mxfp4_expert_wgmma_layout.h"
+
+namespace gcmoe::bench {
+namespace {
+
+using cuda::DeviceBuffer;
+using kernels::Fp8ExpertGemmArgs;
+
+constexpr std::int64_t kHidden = 5120;
+constexpr std::int64_t kInter = 2304;
+constexpr int kExperts = 384;
+constexpr int kTopK = 6;
+constexpr int kRanks = 8;
+constexpr int kRotations = 4;
+
+struct Options {
+  std::string out = "mxfp4_expert_ffn.json";
+  int reps = 30;
+  std::string commit = "unknown";
+  int only_tokens = 0;
+  std::string only_scenario;
+};
+
+enum class Kernel { kMxfp4, kMxfp4AllWide };
+
+char const* kernel_name(Kernel kernel) {
+  switch (kernel) {
+    case Kernel::kMxfp4:
+      return "mxfp4";
+    case Kernel::kMxfp4AllWide:
+      return "mxfp4_all_wide";
+  }
+  return "?";
+}
+
+struct Weights {
+  DeviceBuffer<std::uint8_t> l1, l2;
+  DeviceBuffer<std::uint32_t> l1_scales, l2_scales, l1_wide, l2_wide;
+  std::int64_t l1_images = (kInter / 32) * (kHidden / 128);
+  std::int64_t l2_images = (kHidden / 64) * (kInter / 128);
+  std::int64_t l1_stride() const { return l1_images * kernels::kMxCodeImageBytes; }
+  std::int64_t l2_stride() const { return l2_images * kernels::kMxCodeImageBytes; }
+  double bytes_per_expert() const {
+    return static_cast<double>(l1_stride() + l2_stride()) +
+           4.0 * static_cast<double>((l1_images + l2_images) * kernels::kMxScaleImageWords);
+  }
+};
+
+// One expert's scale images, repeated for every expert: narrow words (E around 2^-7, ratios
+// within 3 exponents, as a quantized std-0.02 weight gives) or the same bytes flagged wide.
+std::vector<std::uint32_t> scale_images(std::int64_t images, bool wide, std::mt19937_64& rng) {
+  constexpr std::uint32_t kMax = 120;
+  std::vector<std::uint32_t> words(static_cast<std::size_t>(images * kernels::kMxScaleImageWords),
+                                   0);
+  std::uniform_int_distribution<int> spread(0, 3);
+  for (std::int64_t i = 0; i < images; ++i) {
+    std::uint32_t* const image = words.data() + i * kernels::kMxScaleImageWords;
+    for (int r = 0; r < kernels::kMxFlagWord; ++r) {
+      std::uint32_t word = wide ? 0 : kMax;
+      for (int s = 0; s < 4; ++s) {
+        std::uint32_t const b = kMax - static_cast<std::uint32_t>(s == 0 ? 0 : spread(rng));
+        word |= wide ? b << (8 * s) : (b - kMax + kernels::kMxMaxNarrowSpread) << (8 + 4 * s);
+      }
+      image[r] = word;
+    }
+    image[kernels::kMxFlagWord] = wide ? 1u : 0u;
+  }
+  return words;
+}
+
+StatusOr<DeviceBuffer<std::uint32_t>> upload_repeated(std::vector<std::uint32_t> const& one) {
+  GCMOE_ASSIGN_OR_RETURN(auto buffer, DeviceBuffer<std::uint32_t>::allocate(one.size() * kExperts));
+  for (int e = 0; e < kExperts; ++e) {
+    GCMOE_CHECK_CUDA(cudaMemcpy(buffer.data() + one.size() * e, one.data(),
+                                one.size() * sizeof(std::uint32_t), cudaMemcpyHostToDevice));
+  }
+  return buffer;
+}
+
+StatusOr<Weights> make_weights(cudaStream_t stream) {
+  Weights w;
+  GCMOE_ASSIGN_OR_RETURN(w.l1, DeviceBuffer<std::uint8_t>::allocate(kExperts * w.l1_stride()));
+  GCMOE_ASSIGN_OR_RETURN(w.l2, DeviceBuffer<std::uint8_t>::allocate(kExperts * w.l2_stride()));
+  // Random bytes are valid e2m1 code pairs.
+  GCMOE_RETURN_IF_ERROR(
+      fill_random_e4m3(w.l1.data(), static_cast<std::int64_t>(w.l1.size()), 1, stream));
+  GCMOE_RETURN_IF_ERROR(
+      fill_random_e4m3(w.l2.data(), static_cast<std::int64_t>(w.l2.size()), 2, stream));
+  std::mt19937_64 rng(3);
+  GCMOE_ASSIGN_OR_RETURN(w.l1_scales, upload_repeated(scale_images(w.l1_images, false, rng)));
+  GCMOE_ASSIGN_OR_RETURN(w.l2_scales, upload_repeated(scale_images(w.l2_images, false, rng)));
+  GCMOE_ASSIGN_OR_RETURN(w.l1_wide, upload_repeated(scale_images(w.l1_images, true, rng)));
+  GCMOE_ASSIGN_OR_RETURN(w.l2_wide, upload_repeated(scale_images(w.l2_images, true, rng)));
+  GCMOE_CHECK_CUDA(cudaStreamSynchronize(stream));
+  return w;
+}
+
+struct Batch {
+  int rows = 0;
+  int active = 0;
+  int max_rows_per_expert = 0;
+  DeviceBuffer<std::uint8_t> x, h;
+  DeviceBuffer<float> x_scales, h_scales, route;
+  DeviceBuffer<std::uint16_t> y;
+  DeviceBuffer<int> offsets, active_experts, num_active;
+};
+
+// `global_tokens` tokens each pick top-6 distinct experts of 384; pairs on experts >= `local`
+// belong to other ranks and are dropped.
+StatusOr<Batch> make_batch(int global_tokens, int local, std::uint64_t seed, cudaStream_t stream) {
+  std::mt19937_64 rng(seed);
+  std::vector<int> count(local, 0);
+  std::vector<int> pool(kExperts);
+  for (int t = 0; t < global_tokens; ++t) {
+    std::iota(pool.begin(), pool.end(), 0);
+    for (int k = 0; k < kTopK; ++k) {
+      std::swap(pool[k], pool[k + rng() % (kExperts - k)]);
+      if (pool[k] < local) {
+        ++count[pool[k]];
+      }
+    }
+  }
+  Batch b;
+  std::vector<int> offsets = {0};
+  std::vector<int> active;
+  for (int e = 0; e < local; ++e) {
+    offsets.push_back(offsets.back() + count[e]);
+    if (count[e] > 0) {
+      active.push_back(e);
+    }
+  }
+  b.rows = offsets.back();
+  b.active = static_cast<int>(active.size());
+  b.max_rows_per_expert = *std::max_element(count.begin(), count.end());
+  std::size_t const rows = std::max(b.rows, 1);
+  GCMOE_ASSIGN_OR_RETURN(b.x, DeviceBuffer<std::uint8_t>::allocate(rows * kHidden));
+  GCMOE_ASSIGN_OR_RETURN(b.x_scales, DeviceBuffer<float>::allocate(rows * (kHidden / 128)));
+  GCMOE_ASSIGN_OR_RETURN(b.h, DeviceBuffer<std::uint8_t>::allocate(rows * kInter));
+  GCMOE_ASSIGN_OR_RETURN(b.h_scales, DeviceBuffer<float>::allocate(rows * (kInter / 128)));
+  GCMOE_ASSIGN_OR_RETURN(b.route, DeviceBuffer<float>::allocate(rows));
+  GCMOE_ASSIGN_OR_RETURN(b.y, DeviceBuffer<std::uint16_t>::allocate(rows * kHidden));
+  GCMOE_ASSIGN_OR_RETURN(b.offsets, DeviceBuffer<int>::allocate(offsets.size()));
+  GCMOE_ASSIGN_OR_RETURN(b.active_experts,
+                         DeviceBuffer<int>::allocate(std::max<std::size_t>(active.size(), 1)));
+  GCMOE_ASSIGN_OR_RETURN(b.num_active, DeviceBuffer<int>::allocate(1));
+  GCMOE_RETURN_IF_ERROR(b.offsets.copy_from_host(offsets));
+  if (!active.empty()) {
+    GCMOE_RETURN_IF_ERROR(b.active_experts.copy_from_host(active));
+  }
+  std::vector<int> const n = {b.active};
+  GCMOE_RETURN_IF_ERROR(b.num_active.copy_from_host(n));
+  GCMOE_RETURN_IF_ERROR(
+      fill_random_e4m3(b.x.data(), static_cast<std::int64_t>(b.x.size()), seed, stream));
+  GCMOE_RETURN_IF_ERROR(fill_random_floats(b.x_scales.data(),
+                                           static_cast<std::int64_t>(b.x_scales.size()), 2e-3f,
+                                           6e-3f, seed + 1, stream));
+  GCMOE_RETURN_IF_ERROR(fill_random_floats(
+      b.route.data(), static_cast<std::int64_t>(b.route.size()), 0.05f, 1.0f, seed + 2, stream));
+  return b;
+}
+
+Status launch_ffn(Kernel kernel, Weights const& w, Batch const& b, cudaStream_t stream) {
+  bool const wide = kernel == Kernel::kMxfp4AllWide;
+  Fp8ExpertGemmArgs a;
+  a.stage = kernels::ExpertGemmStage::kGateUp;
+  a.weights = w.l1.data();
+  a.weight_scales = reinterpret_cast<float const*>(wide ? w.l1_wide.data() : w.l1_scales.data());
+  a.weight_stride = w.l1_stride();
+  a.scale_stride = w.l1_images * kernels::kMxScaleImageWords;
+  a.tiles = static_cast<int>(kInter / 8);
+  a.chunks = static_cast<int>(kHidden / 128);
+  a.x = b.x.data();
+  a.x_scales = b.x_scales.data();
+  a.expert_offsets = b.offsets.data();
+  a.active_experts = b.active_experts.data();
+  a.num_active = b.num_active.data();
+  a.max_active = b.active;
+  a.rows_per_expert_hint = b.max_rows_per_expert;
+  a.h = b.h.data();
+  a.h_scales = b.h_scales.data();
+  a.requant = kernels::RequantScale::kPow2;
+  a.swiglu_limit = 10.0f;
+  a.route_weights = b.route.data();
+  GCMOE_RETURN_IF_ERROR(kernels::launch_mxfp4_expert_wgmma(a, stream));
+  Fp8ExpertGemmArgs d = a;
+  d.stage = kernels::ExpertGemmStage::kDown;
+  d.weights = w.l2.data();
+  d.weight_scales = reinterpret_cast<float const*>(wide ? w.l2_wide.data() : w.l2_scales.data());
+  d.weight_stride = w.l2_stride();
+  d.scale_stride = w.l2_images * kernels::kMxScaleImageWords;
+  d.tiles = static_cast<int>(kHidden / 16);
+  d.chunks = static_cast<int>(kInter / 128);
+  d.x = b.h.data();
+  d.x_scales = b.h_scales.data();
+  d.y = b.y.data();
+  return kernels::launch_mxfp4_expert_wgmma(d, stream);
+}
+
+Status run(Options const& options) {
+  cudaStream_t stream = nullptr;
+  GCMOE_CHECK_CUDA(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
+  GCMOE_RETURN_IF_ERROR(kernels::preload_mxfp4_expert_wgmma());
+  GCMOE_ASSIGN_OR_RETURN(MemoryCeilings const ceilings, measure_memory_ceilings(stream));
+  double const copy_gbps = ceilings.best();
+  GCMOE_ASSIGN_OR_RETURN(Weights const weights, make_weights(stream));
+  fmt::print(
+      "ceilings: cudaMemcpy {:.0f} GB/s, SM copy {:.0f} GB/s, SM read {:.0f} GB/s; "
+      "{:.2f} MB per expert (MXFP4 codes + scale images)\n",
+      ceilings.memcpy_gbps, ceilings.sm_copy_gbps, ceilings.sm_read_gbps,
+      weights.bytes_per_expert() / 1e6);
+
+  nlohmann::json points = nlohmann::json::array();
+  fmt::print("{:<9} {:>4} {:>6} {:>7} {:>15} {:>10} {:>9} {:>10} {:>8}\n", "scenario", "T", "rows",
+             "experts", "kernel", "time_us", "GB/s", "floor_us", "of_copy");
+  for (char const* scenario : {"ep1", "ep8_rank"}) {
+    bool const ep1 = std::strcmp(scenario, "ep1") == 0;
+    if (!options.only_scenario.empty() && options.only_scenario != scenario) {
+      continue;
+    }
+    for (int const tokens : {1, 2, 4, 8, 16, 32, 64, 128, 256}) {
+      if (options.only_tokens != 0 && tokens != options.only_tokens) {
+        continue;
+      }
+      int const global = ep1 ? tokens : tokens * kRanks;
+      int const local = ep1 ? kExperts : kExperts / kRanks;
+      std::vector<Batch> batches;
+      double active_sum = 0.0;
+      int rows_sum = 0;
+      for (int r = 0; r < kRotations; ++r) {
+        GCMOE_ASSIGN_OR_RETURN(Batch b, make_batch(global, local, 1000 * tokens + r, stream));
+        active_sum += b.active;
+        rows_sum += b.rows;
+        batches.push_back(std::move(b));
+      }
+      GCMOE_CHECK_CUDA(cudaStreamSynchronize(stream));
+      double const experts = active_sum / kRotations;
+      nlohmann::json per_kernel = nlohmann::json::object();
+      for (Kernel const kernel : {Kernel::kMxfp4, Kernel::kMxfp4AllWide}) {
+        GCMOE_ASSIGN_OR_RETURN(double const us_all,
+                               time_graph(stream, 1, options.reps, [&]() -> Status {
+                                 for (Batch const& b : batches) {
+                                   GCMOE_RETURN_IF_ERROR(launch_ffn(kernel, weights, b, stream));
+                                 }
+                                 return Status();
+                               }));
+        double const us = us_all / kRotations;
+        double const bytes = experts * weights.bytes_per_expert();
+        double const gbps = bytes / (us * 1e-6) / 1e9;
+        double const floor_us = bytes / (copy_gbps * 1e9) * 1e6;
+        fmt::print("{:<9} {:>4} {:>6.1f} {:>7.1f} {:>15} {:>10.1f} {:>9.0f} {:>10.1f} {:>7.0f}%\n",
+                   scenario, tokens, rows_sum / static_cast<double>(kRotations), experts,
+                   kernel_name(kernel), us, gbps, floor_us, 100.0 * gbps / copy_gbps);
+        per_kernel[kernel_name(kernel)] = {{"time_us", us},
+                                           {"weight_bytes", bytes},
+                                           {"weight_gbps", gbps},
+                                           {"floor_us", floor_us},
+                                           {"fraction_of_copy", gbps / copy_gbps}};
+      }
+      nlohmann::json point = per_kernel["mxfp4"];
+      point["scenario"] = scenario;
+      point["tokens_per_rank"] = tokens;
+      point["rows"] = rows_sum / static_cast<double>(kRotations);
+      point["active_experts"] = experts;
+      point["kernels"] = per_kernel;
+      points.push_back(point);
+    }
+  }
+  cudaDeviceProp prop{};
+  GCMOE_CHECK_CUDA(cudaGetDeviceProperties(&prop, 0));
+  nlohmann::json const doc = {
+      {"benchmark", "mxfp4_expert_ffn"},
+      {"kernels",
+       {{"mxfp4",
+         "mxfp4_expert_wgmma v1 (e2m1 decoded in registers to e4m3, register-A WGMMA "
+         "m64nNk32, swap-AB, bulk-copy mbarrier pipeline; narrow scales folded)"},
+        {"mxfp4_all_wide", "the same kernel with every (tile, chunk) on the per-32 fallback"}}},
+      {"model_shape",
+       {{"hidden", kHidden}, {"intermediate", kInter}, {"experts", kExperts}, {"top_k", kTopK}}},
+      {"device", prop.name},
+      {"commit", options.commit},
+      {"copy_gbps", copy_gbps},
+      {"ceilings_gbps",
+       {{"memcpy", ceilings.memcpy_gbps},
+        {"sm_copy", ceilings.sm_copy_gbps},
+        {"sm_read", ceilings.sm_read_gbps}}},
+      {"rotations", kRotations},
+      {"points", points}};
+  std::ofstream(options.out) << doc.dump(2) << "\n";
+  GCMOE_CHECK_CUDA(cudaStreamDestroy(stream));
+  return Status();
+}
+
+}  // namespace
+}  // namespace gcmoe::bench
+
+int main(int argc, char** argv) {
+  gcmoe::bench::Options options;
+  for (int i = 1; i + 1 < argc; i += 2) {
+    std::string const flag = argv[i];
+    if (flag == "--out") {
+      options.out = argv[i + 1];
+    } else if (flag == "--reps") {
+      options.reps = std::atoi(argv[i + 1]);
+    } else if (flag == "--commit") {
+      options.commit = argv[i + 1];
+    } else if (flag == "--scenario") {
+      options.only_scenario = argv[i + 1];
+    } else if (flag == "--tokens") {
+      options.only_tokens = std::atoi(argv[i + 1]);
+    } else {
+      std::fprintf(stderr, "unknown flag %s\n", flag.c_str());
+      return 2;
+    }
+  }
+  gcmoe::Status const status = gcmoe::bench::run(options);
+  if (!status.ok()) {
+    std::fprintf(stderr, "bench_mxfp4_expert_ffn: %s\n", status.to_string().c_str());
+    return 1;
+  }
+  return 0;
+}

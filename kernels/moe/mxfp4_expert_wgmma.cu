@@ -1,0 +1,452 @@
+#include <cuda_bf16.h>
+
+#include <algorithm>
+
+#include "engine/common/cuda_check.h"
+#include "kernels/hopper/ptx.cuh"
+#include "kernels/hopper/wgmma_register_a.cuh"
+#include "kernels/moe/fp8_activation_math.cuh"
+#include "kernels/moe/mxfp4_expert_wgmma.h"
+#include "kernels/moe/mxfp4_expert_wgmma_layout.h"
+
+namespace gcmoe::kernels {
+namespace {
+
+namespace ptx = hopper;
+
+constexpr int kConsumerBarrier = 1;  // named barrier of the consumer warpgroups (0 = syncthreads)
+constexpr int kScaleImageBytes = kMxScaleImageWords * 4;  // 272
+constexpr int kXRowBytes = kMxChunkK;                     // one FP8 x row of a chunk
+
+// Acquires the readiness counters of the ring blocks holding rows [pass, pass + rows) (as the FP8
+// WGMMA kernel): a block not ready by the deadline raises args.error and the kernel goes on.
+__device__ void wait_rows_ready(Fp8ExpertGemmArgs const& args, int pass, int rows, int lane) {
+  int const first = pass / args.ready_block_rows;
+  int const last = (pass + rows - 1) / args.ready_block_rows;
+  for (int b = first + lane; b <= last; b += 32) {
+    std::uint64_t const start = ptx::global_timer_ns();
+    while (ptx::load_acquire_gpu(args.ready_blocks + b) < args.ready_epoch) {
+      if (ptx::global_timer_ns() - start > args.ready_timeout_ns) {
+        atomicExch(args.error, 1u);
+        break;
+      }
+      __nanosleep(64);
+    }
+  }
+  __syncwarp();
+}
+
+// 2^(e - 133) for an e8m0 byte e (0..254): the f32 factor left after the decode's 2^(6 + d); the
+// smallest bytes give f32 subnormals (exact; the build does not flush them).
+__device__ __forceinline__ float pow2_scale(std::uint32_t e) {
+  return __uint_as_float(e >= 7u ? (e - 6u) << 23 : 1u << (e + 16u));
+}
+
+// e4m3 bytes of one code word (layout header): A = the register whose magnitudes are nibbles
+// 0..3 and signs the odd nibbles' bit 3, B = nibbles 4..7 with the even nibbles' signs.
+struct Lut {
+  std::uint32_t lo;
+  std::uint32_t hi;
+};
+__device__ __forceinline__ Lut lut_for(std::uint32_t u) {
+  return {kMxLutLo + u * 0x08080800u, kMxLutHi + u * 0x08080808u};
+}
+__device__ __forceinline__ void decode_word(std::uint32_t word, Lut lut, std::uint32_t& a,
+                                            std::uint32_t& b) {
+  std::uint32_t const magnitudes = word & 0x77777777u;
+  a = __byte_perm(lut.lo, lut.hi, magnitudes) | (word & 0x80808080u);
+  b = __byte_perm(lut.lo, lut.hi, magnitudes >> 16) | ((word << 4) & 0x80808080u);
+}
+
+// Registers of k-step `step` from the thread's two 16-byte code units.
+__device__ __forceinline__ void decode_step(uint4 const& q0, uint4 const& q1, int step, Lut lg,
+                                            Lut lg8, std::uint32_t (&a)[4]) {
+  std::uint32_t const wg = step == 0 ? q0.x : step == 1 ? q0.z : step == 2 ? q1.x : q1.z;
+  std::uint32_t const wg8 = step == 0 ? q0.y : step == 1 ? q0.w : step == 2 ? q1.y : q1.w;
+  decode_word(wg, lg, a[0], a[2]);
+  decode_word(wg8, lg8, a[1], a[3]);
+}
+
+template <int kWgs, int kN>
+__host__ __device__ constexpr int stage_bytes() {
+  return (kN * kXRowBytes + kWgs * (kMxCodeImageBytes + kScaleImageBytes) + 1023) / 1024 * 1024;
+}
+
+// kWgs consumer warpgroups (64 weight rows each) + one producer warp; kN token rows per pass;
+// `passes` CTAs of one tile group run side by side over an expert's rows (as fp8_expert_wgmma).
+template <ExpertGemmStage kStage, int kWgs, int kN, int kStages, int kMinBlocks>
+__global__ void __launch_bounds__((kWgs * 4 + 1) * 32, kMinBlocks)
+    mxfp4_expert_wgmma_kernel(Fp8ExpertGemmArgs args, int passes) {
+  static_assert(kN == 8 || kN == 16 || kN == 32);
+  static_assert(kStage != ExpertGemmStage::kGateUp || kWgs * 32 == kMxChunkK,
+                "L1 CTAs own one 128-output requantization group");
+  constexpr int kStageBytes = stage_bytes<kWgs, kN>();
+  constexpr int kConsumerThreads = kWgs * 128;
+  constexpr int kCodesOffset = kN * kXRowBytes;  // x rows first: 1024-aligned for the swizzle
+  constexpr int kScalesOffset = kCodesOffset + kWgs * kMxCodeImageBytes;
+  extern __shared__ unsigned char smem_raw[];
+  __shared__ __align__(8) std::uint64_t full[kStages];
+  __shared__ __align__(8) std::uint64_t empty[kStages];
+  __shared__ unsigned amax[kN];
+
+  int const slot = static_cast<int>(blockIdx.y);
+  if (slot >= *args.num_active) {
+    return;
+  }
+  int const expert = args.active_experts[slot];
+  int const row_begin = args.expert_offsets[expert];
+  int const row_end = args.expert_offsets[expert + 1];
+  int const chunks = args.chunks;
+  std::int64_t const k_total = static_cast<std::int64_t>(chunks) * kMxChunkK;
+  int const warp = static_cast<int>(threadIdx.x) / 32;
+  int const lane = static_cast<int>(threadIdx.x) % 32;
+
+  // Dynamic shared memory: kStages stages from the first 1024-byte boundary, then the stages'
+  // activation scales [kStages][kN].
+  std::uint32_t const align_pad =
+      ((ptx::smem_address(smem_raw) + 1023u) & ~1023u) - ptx::smem_address(smem_raw);
+  unsigned char* const stages = smem_raw + align_pad;
+  std::uint32_t const smem_base = ptx::smem_address(stages);
+  float* const x_scale_stages = reinterpret_cast<float*>(stages + kStages * kStageBytes);
+  if (threadIdx.x == 0) {
+    for (int s = 0; s < kStages; ++s) {
+      ptx::mbarrier_init(ptx::smem_address(&full[s]), 33);         // expect_tx + 32 cp.async lanes
+      ptx::mbarrier_init(ptx::smem_address(&empty[s]), kWgs * 4);  // one per consumer warp
+    }
+    ptx::fence_barrier_init();
+  }
+  __syncthreads();
+
+  int const group = static_cast<int>(blockIdx.x) / passes;
+  int const first_pass = row_begin + (static_cast<int>(blockIdx.x) % passes) * kN;
+  if (first_pass >= row_end) {
+    return;
+  }
+  std::int64_t const tile0 = static_cast<std::int64_t>(group) * kWgs;
+
+  if (warp == kWgs * 4) {
+    // Producer warp: weights first (static), then the rows' readiness, then x rows and scales.
+    std::uint8_t const* const codes = args.weights + expert * args.weight_stride;
+    auto const* const scales =
+        reinterpret_cast<std::uint8_t const*>(args.weight_scales) + expert * args.scale_stride * 4;
+    int it = 0;
+    for (int pass = first_pass; pass < row_end; pass += passes * kN) {
+      int const rows = min(kN, row_end - pass);
+      auto const issue_weights = [&](int c) {
+        int const s = (it + c) % kStages;
+        std::uint32_t const full_bar = ptx::smem_address(&full[s]);
+        ptx::mbarrier_wait(ptx::smem_address(&empty[s]),
+                           (static_cast<std::uint32_t>((it + c) / kStages) & 1u) ^ 1u);
+        std::uint32_t const stage = smem_base + static_cast<std::uint32_t>(s * kStageBytes);
+        if (lane == 0) {
+          ptx::mbarrier_arrive_expect_tx(full_bar, kWgs * (kMxCodeImageBytes + kScaleImageBytes));
+#pragma unroll
+          for (int w = 0; w < kWgs; ++w) {
+            std::int64_t const image = (tile0 + w) * chunks + c;
+            ptx::bulk_copy_g2s(stage + kCodesOffset + w * kMxCodeImageBytes,
+                               codes + image * kMxCodeImageBytes, kMxCodeImageBytes, full_bar);
+            ptx::bulk_copy_g2s(stage + kScalesOffset + w * kScaleImageBytes,
+                               scales + image * kScaleImageBytes, kScaleImageBytes, full_bar);
+          }
+        }
+      };
+      auto const issue_tokens = [&](int c) {
+        int const s = (it + c) % kStages;
+        std::uint32_t const full_bar = ptx::smem_address(&full[s]);
+        std::uint32_t const x_stage = smem_base + static_cast<std::uint32_t>(s * kStageBytes);
+#pragma unroll(kN <= 8 ? 1 : 2)
+        for (int u = lane; u < kN * 8; u += 32) {
+          int const r = u / 8;
+          int const unit = u % 8;
+          std::uint32_t const dst = x_stage + r * kXRowBytes + ((unit ^ (r & 7)) << 4);
+          bool const present = r < rows;
+          std::uint8_t const* src =
+              present ? args.x + (pass + r) * k_total + c * kMxChunkK + unit * 16 : args.x;
+          ptx::copy_16_zfill(dst, src, present ? 16u : 0u);
+        }
+        float* const x_scales = x_scale_stages + s * kN;
+        for (int r = lane; r < kN; r += 32) {
+          bool const present = r < rows;
+          float const* src =
+              present ? args.x_scales + (pass + r) * static_cast<std::int64_t>(chunks) + c
+                      : args.x_scales;
+          ptx::copy_4_zfill(ptx::smem_address(x_scales + r), src, present ? 4u : 0u);
+        }
+        ptx::cp_async_arrive_noinc(full_bar);
+      };
+      int const early = min(kStages, chunks);
+      for (int c = 0; c < early; ++c) {
+        issue_weights(c);
+      }
+      if (args.ready_blocks != nullptr) {
+        wait_rows_ready(args, pass, rows, lane);
+      }
+      for (int c = 0; c < early; ++c) {
+        issue_tokens(c);
+      }
+      for (int c = early; c < chunks; ++c) {
+        issue_weights(c);
+        issue_tokens(c);
+      }
+      it += chunks;
+    }
+    return;
+  }
+
+  // Consumer warpgroups.
+  int const wg = warp / 4;
+  int const wslice = warp % 4;
+  int const g = lane / 4;
+  int const t = lane % 4;
+  int const wg_thread = static_cast<int>(threadIdx.x) % 128;
+  std::int64_t const tile = tile0 + wg;
+
+  int it = 0;
+  for (int pass = first_pass; pass < row_end; pass += passes * kN) {
+    int const rows = min(kN, row_end - pass);
+    float acc[kN / 2];
+#pragma unroll
+    for (int i = 0; i < kN / 2; ++i) {
+      acc[i] = 0.0f;
+    }
+    for (int c = 0; c < chunks; ++c, ++it) {
+      int const s = it % kStages;
+      ptx::mbarrier_wait(ptx::smem_address(&full[s]),
+                         static_cast<std::uint32_t>(it / kStages) & 1u);
+      ptx::fence_proxy_async_shared();
+      unsigned char const* const stage = stages + s * kStageBytes;
+      // The x rows' descriptor; a k-step of 32 bytes adds 2 to its address field (address >> 4,
+      // shared addresses stay below 2^18).
+      std::uint64_t const b_desc =
+          ptx::smem_desc_sw128(smem_base + static_cast<std::uint32_t>(s * kStageBytes));
+      auto const* const code_units =
+          reinterpret_cast<uint4 const*>(stage + kCodesOffset + wg * kMxCodeImageBytes);
+      uint4 const q0 = code_units[wg_thread];
+      uint4 const q1 = code_units[128 + wg_thread];
+      auto const* const scale_words =
+          reinterpret_cast<std::uint32_t const*>(stage + kScalesOffset + wg * kScaleImageBytes);
+      uint2 const sw = reinterpret_cast<uint2 const*>(scale_words)[wslice * 8 + g];
+      bool const wide = scale_words[kMxFlagWord] != 0u;  // uniform over the warpgroup
+      float const* const x_scales = x_scale_stages + s * kN;
+      float part[kN / 2];
+      // Folds the partial sum with row scales (rows g, g + 8) and the tokens' activation scales.
+      auto const fold = [&](float ws_g, float ws_g8) {
+#pragma unroll
+        for (int j = 0; j < kN / 8; ++j) {
+          float const x0 = x_scales[8 * j + 2 * t];
+          float const x1 = x_scales[8 * j + 2 * t + 1];
+          acc[4 * j + 0] += part[4 * j + 0] * ws_g * x0;
+          acc[4 * j + 1] += part[4 * j + 1] * ws_g * x1;
+          acc[4 * j + 2] += part[4 * j + 2] * ws_g8 * x0;
+          acc[4 * j + 3] += part[4 * j + 3] * ws_g8 * x1;
+        }
+      };
+      if (!wide) {
+        // Narrow: the per-32 ratios live in the decoded exponents; one chain of four k-steps.
+        std::uint32_t a[4][4];
+#pragma unroll
+        for (int step = 0; step < 4; ++step) {
+          decode_step(q0, q1, step, lut_for((sw.x >> (8 + 4 * step)) & 0xfu),
+                      lut_for((sw.y >> (8 + 4 * step)) & 0xfu), a[step]);
+        }
+        ptx::wgmma_fence();
+#pragma unroll
+        for (int step = 0; step < 4; ++step) {
+          ptx::WgmmaFp8RegA<kN>::run(part, a[step], b_desc + 2 * step, step > 0);
+        }
+        ptx::wgmma_commit();
+        ptx::wgmma_wait<0>();
+        ptx::fence_accumulators<kN>(part);
+        fold(pow2_scale(sw.x & 0xffu), pow2_scale(sw.y & 0xffu));
+      } else {
+        // Wide: each k-step (one e8m0 block) folded with its own scale.
+        Lut const unit = lut_for(kMxMaxNarrowSpread);
+#pragma unroll
+        for (int step = 0; step < 4; ++step) {
+          std::uint32_t a[4];
+          decode_step(q0, q1, step, unit, unit, a);
+          ptx::wgmma_fence();
+          ptx::WgmmaFp8RegA<kN>::run(part, a, b_desc + 2 * step, false);
+          ptx::wgmma_commit();
+          ptx::wgmma_wait<0>();
+          ptx::fence_accumulators<kN>(part);
+          fold(pow2_scale((sw.x >> (8 * step)) & 0xffu), pow2_scale((sw.y >> (8 * step)) & 0xffu));
+        }
+      }
+      __syncwarp();
+      if (lane == 0) {
+        ptx::mbarrier_arrive(ptx::smem_address(&empty[s]));
+      }
+    }
+
+    if constexpr (kStage == ExpertGemmStage::kDown) {
+      int const hidden = args.tiles * 16;
+      int const row = static_cast<int>(tile) * kMxTileRows + 16 * wslice + g;
+#pragma unroll
+      for (int j = 0; j < kN / 8; ++j) {
+#pragma unroll
+        for (int i = 0; i < 4; ++i) {
+          int const col = 8 * j + 2 * t + (i & 1);
+          if (col < rows) {
+            __nv_bfloat16 const v = __float2bfloat16_rn(acc[4 * j + i]);
+            args.y[static_cast<std::int64_t>(pass + col) * hidden + row + (i >= 2 ? 8 : 0)] =
+                __bfloat16_as_ushort(v);
+          }
+        }
+      }
+    } else {
+      int const inter = args.tiles * 8;
+      int const out = static_cast<int>(tile) * 32 + 8 * wslice + g;
+      float const limit = args.swiglu_limit;
+      ptx::named_barrier_sync(kConsumerBarrier, kConsumerThreads);  // last pass's reads are done
+      for (int i = static_cast<int>(threadIdx.x); i < kN; i += kConsumerThreads) {
+        amax[i] = 0u;
+      }
+      ptx::named_barrier_sync(kConsumerBarrier, kConsumerThreads);
+      float hv[kN / 8][2];
+#pragma unroll
+      for (int j = 0; j < kN / 8; ++j) {
+#pragma unroll
+        for (int e = 0; e < 2; ++e) {
+          float v = swiglu(acc[4 * j + e], acc[4 * j + 2 + e], limit);
+          int const col = 8 * j + 2 * t + e;
+          if (args.route_weights != nullptr && col < rows) {
+            v *= args.route_weights[pass + col];
+          }
+          hv[j][e] = v;
+          float m = fabsf(v);
+          m = fmaxf(m, __shfl_xor_sync(0xffffffffu, m, 4));
+          m = fmaxf(m, __shfl_xor_sync(0xffffffffu, m, 8));
+          m = fmaxf(m, __shfl_xor_sync(0xffffffffu, m, 16));
+          if (g == 0 && col < rows) {
+            atomicMax(&amax[col], __float_as_uint(m));
+          }
+        }
+      }
+      ptx::named_barrier_sync(kConsumerBarrier, kConsumerThreads);
+      int const groups = inter / kMxChunkK;
+#pragma unroll
+      for (int j = 0; j < kN / 8; ++j) {
+#pragma unroll
+        for (int e = 0; e < 2; ++e) {
+          int const col = 8 * j + 2 * t + e;
+          if (col < rows) {
+            float const scale = fp8_group_scale(args.requant, __uint_as_float(amax[col]));
+            std::int64_t const r = pass + col;
+            args.h[r * inter + out] = fp8_encode(hv[j][e], scale);
+            if (threadIdx.x < 4) {
+              args.h_scales[r * groups + group] = scale;
+            }
+          }
+        }
+      }
+    }
+  }
+}
+
+// L1: 4 consumer warpgroups (128 outputs, one requantization group); L2: 2 (128 rows). A stage
+// holds half the weight bytes of the FP8 kernel's, so more stages keep ~200 KB per SM in flight.
+template <ExpertGemmStage kStage, int kN>
+struct Config;
+template <int kN>
+struct Config<ExpertGemmStage::kGateUp, kN> {
+  static constexpr int kWgs = 4;
+  static constexpr int kMinBlocks = kN <= 8 ? 2 : 1;
+  static constexpr int kStages = kN <= 8 ? 5 : (kN <= 16 ? 11 : 10);
+};
+template <int kN>
+struct Config<ExpertGemmStage::kDown, kN> {
+  static constexpr int kWgs = 2;
+  static constexpr int kMinBlocks = kN <= 8 ? 4 : (kN <= 16 ? 3 : 2);
+  static constexpr int kStages = kN <= 8 ? 5 : (kN <= 16 ? 6 : 8);
+};
+
+template <ExpertGemmStage kStage, int kN>
+constexpr auto kernel_for() {
+  using C = Config<kStage, kN>;
+  return mxfp4_expert_wgmma_kernel<kStage, C::kWgs, kN, C::kStages, C::kMinBlocks>;
+}
+
+template <ExpertGemmStage kStage, int kN>
+constexpr std::size_t smem_bytes() {
+  using C = Config<kStage, kN>;
+  return static_cast<std::size_t>(C::kStages) * (stage_bytes<C::kWgs, kN>() + kN * sizeof(float)) +
+         1024;
+}
+
+template <ExpertGemmStage kStage, int kN>
+cudaError_t raise_smem_limit() {
+  // Per SM: 228 KB, each CTA's dynamic + static shared memory (< 512 B) + 1 KB reserved; per
+  // CTA at most 227 KB.
+  static_assert(smem_bytes<kStage, kN>() <= 227 * 1024);
+  static_assert((smem_bytes<kStage, kN>() + 1024 + 512) * Config<kStage, kN>::kMinBlocks <=
+                228 * 1024);
+  return cudaFuncSetAttribute(kernel_for<kStage, kN>(), cudaFuncAttributeMaxDynamicSharedMemorySize,
+                              static_cast<int>(smem_bytes<kStage, kN>()));
+}
+
+constexpr int kMaxParallelPasses = 8;
+
+template <ExpertGemmStage kStage, int kN>
+void launch(Fp8ExpertGemmArgs const& args, cudaStream_t stream) {
+  constexpr int kWgs = Config<kStage, kN>::kWgs;
+  int const tiles64 = args.tiles * 16 / kMxTileRows;
+  int const hint = args.rows_per_expert_hint < 1 ? 1 : args.rows_per_expert_hint;
+  int const passes = std::min((hint + kN - 1) / kN, kMaxParallelPasses);
+  dim3 const grid(static_cast<unsigned>(tiles64 / kWgs * passes),
+                  static_cast<unsigned>(args.max_active));
+  kernel_for<kStage, kN>()<<<grid, (kWgs * 4 + 1) * 32, smem_bytes<kStage, kN>(), stream>>>(args,
+                                                                                            passes);
+}
+
+template <ExpertGemmStage kStage>
+void launch_for_rows(Fp8ExpertGemmArgs const& args, cudaStream_t stream) {
+  int const hint = args.rows_per_expert_hint;
+  if (hint <= 8) {
+    launch<kStage, 8>(args, stream);
+  } else if (hint <= 16) {
+    launch<kStage, 16>(args, stream);
+  } else {
+    launch<kStage, 32>(args, stream);
+  }
+}
+
+}  // namespace
+
+Status preload_mxfp4_expert_wgmma() {
+  GCMOE_CHECK_CUDA((raise_smem_limit<ExpertGemmStage::kGateUp, 8>()));
+  GCMOE_CHECK_CUDA((raise_smem_limit<ExpertGemmStage::kGateUp, 16>()));
+  GCMOE_CHECK_CUDA((raise_smem_limit<ExpertGemmStage::kGateUp, 32>()));
+  GCMOE_CHECK_CUDA((raise_smem_limit<ExpertGemmStage::kDown, 8>()));
+  GCMOE_CHECK_CUDA((raise_smem_limit<ExpertGemmStage::kDown, 16>()));
+  GCMOE_CHECK_CUDA((raise_smem_limit<ExpertGemmStage::kDown, 32>()));
+  return Status();
+}
+
+Status launch_mxfp4_expert_wgmma(Fp8ExpertGemmArgs const& args, cudaStream_t stream) {
+  GCMOE_RETURN_IF_ERROR(check_expert_gemm_args(args));
+  bool const gate_up = args.stage == ExpertGemmStage::kGateUp;
+  GCMOE_CHECK_ARG_MSG(args.tiles > 0 && args.tiles % (gate_up ? 16 : 8) == 0,
+                      "mxfp4 expert wgmma: I and H must be positive multiples of 128");
+  GCMOE_CHECK_ARG_MSG(args.rows_per_expert_hint <= (1 << 20), "mxfp4 expert wgmma: bad hint");
+  // Options of the FP8 WGMMA version this kernel does not implement yet: refused, never ignored
+  // (a fixed expert comes without offsets; a device epoch or PDL would be silently wrong).
+  GCMOE_CHECK_ARG_MSG(args.fixed_expert < 0 && args.ready_epoch_device == nullptr &&
+                          !args.overlap_previous && !args.allow_overlap_next,
+                      "mxfp4 expert wgmma: fixed_expert, ready_epoch_device and programmatic "
+                      "dependent launch are not supported (FP8 WGMMA version only)");
+  GCMOE_CHECK_ARG_MSG(
+      reinterpret_cast<std::uintptr_t>(args.weights) % 16 == 0 && args.weight_stride % 16 == 0 &&
+          reinterpret_cast<std::uintptr_t>(args.weight_scales) % 16 == 0 &&
+          args.scale_stride % 4 == 0,
+      "mxfp4 expert wgmma: weights and scales must be 16-byte aligned (bulk copies)");
+  if (args.max_active <= 0) {
+    return Status();
+  }
+  gate_up ? launch_for_rows<ExpertGemmStage::kGateUp>(args, stream)
+          : launch_for_rows<ExpertGemmStage::kDown>(args, stream);
+  GCMOE_CHECK_LAUNCH();
+  return Status();
+}
+
+}  // namespace gcmoe::kernels

@@ -1,0 +1,47 @@
+#pragma once
+// GC-MoE compute-partition kernel for DeepSeek-V4/V4.1 routed experts: the FP8-activation ×
+// MXFP4-weight expert FFN on Hopper (sm_90a). Same contract and pipeline as the FP8 WGMMA kernel
+// (fp8_expert_wgmma.h: swap-AB, one launch per projection, a producer warp streaming (tile, chunk)
+// images with bulk copies on per-stage mbarriers, consumer warpgroups, SwiGLU with DeepSeek's
+// clamp, routing weight and power-of-two FP8 requantization fused into L1, bf16 y out of L2,
+// readiness counters), but the weights are e2m1 codes with e8m0 scales per 32 K: each consumer
+// thread loads its share of a (tile, chunk) from shared memory with two 16-byte loads, decodes
+// the codes in registers to e4m3 (prmt lookup with the per-32 scale ratios folded into the
+// exponents) and runs WGMMA with A from registers (hopper/wgmma_register_a.cuh). The layout and
+// the scale handling: kernels/moe/mxfp4_expert_wgmma_layout.h.
+// CPU reference: kernels/moe/expert_ffn_ref.h on the dequantized weights.
+//
+// Why the scales are folded (layout header): per-32 promotion everywhere (every k-step its own
+// WGMMA, wait and f32 fold) measured 8-11% slower at V4.1's shape for T >= 2 on an H200
+// (bench_mxfp4_expert_ffn, option mxfp4_all_wide), and folding the ratios costs no accuracy: the
+// decoded e4m3 values are exactly the dequantized weights over 2^(E-133). The per-32 path stays
+// for tile-chunks whose bytes spread more than 11 exponents (expected rare; not yet counted on a
+// real checkpoint: PackedMxfp4Expert::wide_tile_chunks says how many), so any byte 0..254 is
+// exact.
+// Registers (ptxas, sm_90a, CUDA 13.0): L1 56/92/96 for 8/16/32 rows per pass, L2 54/71/95; no
+// spills, no stack frame. ncu (ep1 T=8, V4.1 shape): both kernels issue-bound on the decode, not
+// memory-bound: ALU pipe 64%, issue slots 63%, DRAM 44% at ncu's locked 1.36 GHz clock; fewer
+// decode instructions per byte is what would raise the bandwidth (59-65% of the copy ceiling).
+
+#include <cuda_runtime.h>
+
+#include "engine/common/status.h"
+#include "kernels/moe/fp8_expert_gemm.h"
+
+namespace gcmoe::kernels {
+
+// Loads every instantiation and raises its shared-memory limit; call before concurrent launches.
+Status preload_mxfp4_expert_wgmma();
+
+// Fp8ExpertGemmArgs as for the FP8 kernels, with:
+// - weights: the PackedMxfp4Expert::codes of all experts, expert e at e * weight_stride bytes;
+// - weight_scales: the PackedMxfp4Expert::scales words of all experts reinterpreted as float (the
+//   kernel reads their bits, never their values), expert e at e * scale_stride words;
+// - tiles: 16-row tiles as in version 1, L1 I/8 (a multiple of 16), L2 H/16 (a multiple of 8);
+// - chunks: K / 128;
+// - DeepSeek semantics: requant RequantScale::kPow2, swiglu_limit 10, route_weights set.
+// Rows per pass 8, 16 or 32 by rows_per_expert_hint, up to 8 passes side by side. Not supported
+// (INVALID_ARGUMENT): fixed_expert, ready_epoch_device, overlap_previous / allow_overlap_next.
+Status launch_mxfp4_expert_wgmma(Fp8ExpertGemmArgs const& args, cudaStream_t stream);
+
+}  // namespace gcmoe::kernels

@@ -1,0 +1,412 @@
+// MXFP4 expert FFN on the GPU (kernels/moe/mxfp4_expert_wgmma.h: L1 gate/up + DeepSeek SwiGLU
+// clamp + routing weight + pow2 FP8 requantization, then L2 down to bf16) against the CPU
+// reference kernels/moe/expert_ffn_ref.h on the dequantized MXFP4 weights with the
+// kDeepseekUe8m0 activation recipe, on random routed batches: small shapes and DeepSeek's expert
+// shapes (V4.1-Flash H 5120, I 2304; V4-Flash H 4096, I 2048), realistic and extreme e8m0 bytes.
+#include "kernels/moe/mxfp4_expert_wgmma.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <numeric>
+#include <random>
+#include <thread>
+#include <vector>
+
+#include "engine/backends/cuda/device_buffer.h"
+#include "engine/backends/cuda/stream.h"
+#include "engine/formats/activation_quant.h"
+#include "engine/formats/bf16.h"
+#include "engine/formats/mxfp4.h"
+#include "kernels/moe/expert_ffn_ref.h"
+#include "kernels/moe/mxfp4_expert_wgmma_layout.h"
+#include "tests/support/catch.h"
+#include "tests/support/error_norm.h"
+
+namespace gcmoe::kernels {
+namespace {
+
+using cuda::DeviceBuffer;
+using formats::ActivationRecipe;
+
+// How the e8m0 bytes are drawn.
+enum class Scales {
+  kRealistic,  // per 32-block bytes 116..122 (2^-11..2^-5): checkpoint-like, narrow chunks
+  kNarrowMax,  // per row a base, blocks base - 11 .. base: the largest spread folded in e4m3
+  kExtreme,    // blocks of a chunk base, base - 5, base - 12, base - 20, base - 40 mixed (wide);
+               // down rows' bases anywhere in 67..167 (2^-60..2^+40)
+};
+
+char const* scales_name(Scales s) {
+  switch (s) {
+    case Scales::kRealistic:
+      return "realistic";
+    case Scales::kNarrowMax:
+      return "narrow-max-spread";
+    case Scales::kExtreme:
+      return "extreme-mixed";
+  }
+  return "?";
+}
+
+struct Case {
+  std::int64_t hidden = 0;
+  std::int64_t inter = 0;
+  int experts = 0;
+  int tokens = 0;
+  int top_k = 0;
+  Scales scales = Scales::kRealistic;
+  bool late_rows = false;  // readiness counters set 50 ms after L1 starts
+  int rows_hint = 0;       // 0: the token count
+  std::uint64_t seed = 0;
+};
+
+struct Weight {
+  formats::Mxfp4Weight q;
+  std::vector<float> dequantized;
+};
+
+Weight make_weight(std::int64_t rows, std::int64_t cols, Scales scales, bool down,
+                   std::mt19937_64& rng) {
+  Weight w;
+  w.q.dims = {rows, cols};
+  w.q.packed.resize(static_cast<std::size_t>(rows * cols / 2));
+  std::uniform_int_distribution<int> byte(0, 255);
+  for (auto& b : w.q.packed) {
+    b = static_cast<std::uint8_t>(byte(rng));
+  }
+  std::int64_t const blocks = cols / 32;
+  w.q.scales.resize(static_cast<std::size_t>(rows * blocks));
+  std::uniform_int_distribution<int> realistic(116, 122);
+  std::uniform_int_distribution<int> narrow(0, 11);
+  std::uniform_int_distribution<int> base_l1(119, 123);
+  std::uniform_int_distribution<int> base_down(67, 167);
+  std::uniform_int_distribution<int> pick(0, 4);
+  constexpr int kExtremeOffsets[] = {0, -5, -12, -20, -40};
+  for (std::int64_t r = 0; r < rows; ++r) {
+    int const base = scales == Scales::kExtreme && down ? base_down(rng) : base_l1(rng);
+    for (std::int64_t b = 0; b < blocks; ++b) {
+      int v = 0;
+      switch (scales) {
+        case Scales::kRealistic:
+          v = realistic(rng);
+          break;
+        case Scales::kNarrowMax:
+          v = base - narrow(rng);
+          break;
+        case Scales::kExtreme:
+          // The first block of every chunk carries the base: each chunk mixes it with far
+          // smaller blocks.
+          v = base + (b % 4 == 0 ? 0 : kExtremeOffsets[pick(rng)]);
+          break;
+      }
+      w.q.scales[static_cast<std::size_t>(r * blocks + b)] = static_cast<std::uint8_t>(v);
+    }
+  }
+  w.dequantized.resize(static_cast<std::size_t>(rows * cols));
+  REQUIRE(formats::dequantize_mxfp4(w.q.packed, w.q.scales, w.q.dims, w.dequantized).ok());
+  return w;
+}
+
+template <typename T>
+DeviceBuffer<T> upload(std::vector<T> const& host) {
+  auto buffer = DeviceBuffer<T>::allocate(std::max<std::size_t>(host.size(), 1));
+  REQUIRE(buffer.ok());
+  if (!host.empty()) {
+    REQUIRE(buffer->copy_from_host(host).ok());
+  }
+  return std::move(buffer).value();
+}
+
+struct Errors {
+  double rel_l2 = 0.0;
+  double feature_normalized = 0.0;  // rel-L2 with each output feature over its row's scale
+};
+
+Errors run_case(Case const& c) {
+  std::mt19937_64 rng(c.seed);
+  std::int64_t const h = c.hidden;
+  std::int64_t const inter = c.inter;
+  struct Expert {
+    Weight gate, up, down;
+  };
+  std::vector<Expert> experts;
+  std::vector<std::uint8_t> l1_codes, l2_codes;
+  std::vector<std::uint32_t> l1_scales, l2_scales;
+  std::int64_t wide = 0, images = 0;
+  for (int e = 0; e < c.experts; ++e) {
+    Expert ex{make_weight(inter, h, c.scales, false, rng),
+              make_weight(inter, h, c.scales, false, rng),
+              make_weight(h, inter, c.scales, true, rng)};
+    auto l1 = pack_gate_up_mxfp4_wgmma({ex.gate.q.dims, ex.gate.q.packed, ex.gate.q.scales},
+                                       {ex.up.q.dims, ex.up.q.packed, ex.up.q.scales});
+    auto l2 = pack_down_mxfp4_wgmma({ex.down.q.dims, ex.down.q.packed, ex.down.q.scales});
+    REQUIRE(l1.ok());
+    REQUIRE(l2.ok());
+    wide += l1->wide_tile_chunks + l2->wide_tile_chunks;
+    images += (l1->tiles * l1->chunks) + (l2->tiles * l2->chunks);
+    l1_codes.insert(l1_codes.end(), l1->codes.begin(), l1->codes.end());
+    l1_scales.insert(l1_scales.end(), l1->scales.begin(), l1->scales.end());
+    l2_codes.insert(l2_codes.end(), l2->codes.begin(), l2->codes.end());
+    l2_scales.insert(l2_scales.end(), l2->scales.begin(), l2->scales.end());
+    experts.push_back(std::move(ex));
+  }
+
+  // Route: top_k distinct experts per token; slots grouped by expert.
+  std::vector<std::vector<int>> tokens_of(c.experts);
+  std::vector<int> order(c.experts);
+  for (int t = 0; t < c.tokens; ++t) {
+    std::iota(order.begin(), order.end(), 0);
+    std::shuffle(order.begin(), order.end(), rng);
+    for (int k = 0; k < c.top_k; ++k) {
+      tokens_of[order[k]].push_back(t);
+    }
+  }
+  std::uniform_real_distribution<float> uniform(-2.0f, 2.0f);
+  std::vector<float> x(static_cast<std::size_t>(c.tokens * h));
+  for (auto& v : x) {
+    v = uniform(rng);
+  }
+  std::uniform_real_distribution<float> weight_dist(0.05f, 1.0f);
+  std::vector<int> offsets = {0}, active;
+  std::vector<float> slot_x, slot_weight;
+  for (int e = 0; e < c.experts; ++e) {
+    for (int const t : tokens_of[e]) {
+      slot_x.insert(slot_x.end(), x.begin() + t * h, x.begin() + (t + 1) * h);
+      slot_weight.push_back(weight_dist(rng));
+    }
+    offsets.push_back(static_cast<int>(slot_weight.size()));
+    if (!tokens_of[e].empty()) {
+      active.push_back(e);
+    }
+  }
+  auto const rows = static_cast<std::int64_t>(slot_weight.size());
+  auto xq = formats::quantize_activations(ActivationRecipe::kDeepseekUe8m0, slot_x, rows, h);
+  REQUIRE(xq.ok());
+
+  auto d_l1 = upload(l1_codes);
+  auto d_l1s = upload(l1_scales);
+  auto d_l2 = upload(l2_codes);
+  auto d_l2s = upload(l2_scales);
+  auto d_x = upload(xq->codes);
+  auto d_xs = upload(xq->scales);
+  auto d_offsets = upload(offsets);
+  auto d_active = upload(active);
+  auto d_num_active = upload(std::vector<int>{static_cast<int>(active.size())});
+  auto d_route = upload(slot_weight);
+  auto d_h = DeviceBuffer<std::uint8_t>::allocate(rows * inter);
+  auto d_hs = DeviceBuffer<float>::allocate(rows * (inter / 128));
+  auto d_y = DeviceBuffer<std::uint16_t>::allocate(rows * h);
+  REQUIRE((d_h.ok() && d_hs.ok() && d_y.ok()));
+  REQUIRE(d_y->fill_bytes(0xff).ok());  // poison: bf16 NaN where nothing was written
+
+  REQUIRE(preload_mxfp4_expert_wgmma().ok());
+  auto stream = cuda::Stream::create();
+  REQUIRE(stream.ok());
+  constexpr int kBlockRows = 8;
+  int const ready_blocks = static_cast<int>(rows / kBlockRows) + 1;
+  auto d_ready = upload(std::vector<int>(static_cast<std::size_t>(ready_blocks), 0));
+  auto d_error = upload(std::vector<unsigned>{0u});
+  Fp8ExpertGemmArgs args;
+  args.stage = ExpertGemmStage::kGateUp;
+  args.weights = d_l1.data();
+  args.weight_scales = reinterpret_cast<float const*>(d_l1s.data());
+  args.weight_stride = static_cast<std::int64_t>(l1_codes.size()) / c.experts;
+  args.scale_stride = static_cast<std::int64_t>(l1_scales.size()) / c.experts;
+  args.tiles = static_cast<int>(inter / 8);
+  args.chunks = static_cast<int>(h / 128);
+  args.x = d_x.data();
+  args.x_scales = d_xs.data();
+  args.expert_offsets = d_offsets.data();
+  args.active_experts = d_active.data();
+  args.num_active = d_num_active.data();
+  args.max_active = static_cast<int>(active.size());
+  args.rows_per_expert_hint = c.rows_hint > 0 ? c.rows_hint : c.tokens;
+  args.h = d_h->data();
+  args.h_scales = d_hs->data();
+  args.requant = RequantScale::kPow2;
+  args.swiglu_limit = 10.0f;
+  args.route_weights = d_route.data();
+  if (c.late_rows) {
+    args.ready_blocks = d_ready.data();
+    args.ready_block_rows = kBlockRows;
+    args.ready_epoch = 3;
+    args.error = d_error.data();
+    args.ready_timeout_ns = 10'000'000'000;
+  }
+  REQUIRE(launch_mxfp4_expert_wgmma(args, stream->get()).to_string() == "OK");
+  if (c.late_rows) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    CHECK(cudaStreamQuery(stream->get()) == cudaErrorNotReady);  // L1 waits for the rows
+    auto setter = cuda::Stream::create();
+    REQUIRE(setter.ok());
+    std::vector<int> const epoch(static_cast<std::size_t>(ready_blocks), 3);
+    REQUIRE(cudaMemcpyAsync(d_ready.data(), epoch.data(), epoch.size() * sizeof(int),
+                            cudaMemcpyHostToDevice, setter->get()) == cudaSuccess);
+    REQUIRE(setter->synchronize().ok());
+  }
+  Fp8ExpertGemmArgs down = args;
+  down.stage = ExpertGemmStage::kDown;
+  down.weights = d_l2.data();
+  down.weight_scales = reinterpret_cast<float const*>(d_l2s.data());
+  down.weight_stride = static_cast<std::int64_t>(l2_codes.size()) / c.experts;
+  down.scale_stride = static_cast<std::int64_t>(l2_scales.size()) / c.experts;
+  down.tiles = static_cast<int>(h / 16);
+  down.chunks = static_cast<int>(inter / 128);
+  down.x = d_h->data();
+  down.x_scales = d_hs->data();
+  down.y = d_y->data();
+  down.ready_blocks = nullptr;  // L2 reads h, which L1 wrote in stream order
+  REQUIRE(launch_mxfp4_expert_wgmma(down, stream->get()).to_string() == "OK");
+  REQUIRE(cudaDeviceSynchronize() == cudaSuccess);
+  std::vector<unsigned> error_flag(1);
+  REQUIRE(d_error.copy_to_host(error_flag).ok());
+  CHECK(error_flag[0] == 0u);
+
+  std::vector<std::uint16_t> y_bits(static_cast<std::size_t>(rows * h));
+  REQUIRE(d_y->copy_to_host(y_bits).ok());
+  std::vector<float> y(y_bits.size());
+  std::transform(y_bits.begin(), y_bits.end(), y.begin(), formats::decode_bf16);
+
+  std::vector<float> ref(y.size());
+  ExpertFfnOptions options;
+  options.activation_recipe = ActivationRecipe::kDeepseekUe8m0;
+  options.swiglu_limit = 10.0f;
+  options.weight_before_down = true;
+  for (int e = 0; e < c.experts; ++e) {
+    std::int64_t const begin = offsets[e];
+    std::int64_t const count = offsets[e + 1] - begin;
+    if (count == 0) {
+      continue;
+    }
+    DenseExpertWeights const w{h, inter, experts[e].gate.dequantized, experts[e].up.dequantized,
+                               experts[e].down.dequantized};
+    std::span<float const> const xs(slot_x.data() + begin * h, count * h);
+    std::span<float const> const ws(slot_weight.data() + begin, count);
+    REQUIRE(expert_ffn_ref(w, options, xs, ws, std::span<float>(ref.data() + begin * h, count * h))
+                .ok());
+  }
+  Errors errors;
+  errors.rel_l2 = testing::relative_l2_error(y, ref);
+  // Each output feature divided by its down row's largest scale (2^(max byte - 127)), so features
+  // of wildly different scales (extreme bytes: 2^-60 .. 2^+40) all weigh in the error.
+  std::vector<float> y_norm(y.size()), ref_norm_features(y.size());
+  std::int64_t const blocks = inter / 32;
+  for (int e = 0; e < c.experts; ++e) {
+    for (std::int64_t col = 0; col < h; ++col) {
+      auto const* b = experts[e].down.q.scales.data() + col * blocks;
+      double const s = std::ldexp(1.0, static_cast<int>(*std::max_element(b, b + blocks)) - 127);
+      for (std::int64_t r = offsets[e]; r < offsets[e + 1]; ++r) {
+        y_norm[r * h + col] = static_cast<float>(y[r * h + col] / s);
+        ref_norm_features[r * h + col] = static_cast<float>(ref[r * h + col] / s);
+      }
+    }
+  }
+  errors.feature_normalized = testing::relative_l2_error(y_norm, ref_norm_features);
+  double ref_norm = 0.0;
+  for (float const v : ref) {
+    ref_norm += static_cast<double>(v) * v;
+  }
+  CHECK(ref_norm > 0.0);  // never all-zero data
+  std::printf(
+      "mxfp4 expert ffn H=%lld I=%lld E=%d T=%d k=%d rows=%lld hint=%d scales=%s wide=%lld/%lld "
+      "%sseed=%llu rel_l2_error=%.3e feature_normalized_rel_l2=%.3e\n",
+      static_cast<long long>(h), static_cast<long long>(inter), c.experts, c.tokens, c.top_k,
+      static_cast<long long>(rows), args.rows_per_expert_hint, scales_name(c.scales),
+      static_cast<long long>(wide), static_cast<long long>(images), c.late_rows ? "late-rows " : "",
+      static_cast<unsigned long long>(c.seed), errors.rel_l2, errors.feature_normalized);
+  return errors;
+}
+
+// The kernel multiplies exactly the dequantized weights (every e2m1 value times the folded
+// per-32 ratio is an e4m3 number; the rest is an exact power-of-two f32 factor) and the
+// reference's FP8 activations; what differs is the fp32 summation order, which can move an h
+// element across an e4m3 rounding boundary, and y's bf16 rounding (2^-9 relative). 1e-2 (as
+// for FP8) leaves room for that and catches any real bug (a wrong scale, nibble or fragment gives
+// errors of order 1), also with every output feature normalized by its row's scale.
+constexpr double kBound = 1e-2;
+
+void check(Case const& c) {
+  Errors const e = run_case(c);
+  CHECK(e.rel_l2 < kBound);
+  CHECK(e.feature_normalized < kBound);
+}
+
+TEST_CASE("mxfp4 expert FFN matches the CPU reference at small shapes") {
+  Case c;
+  c.hidden = 256;
+  c.inter = 128;
+  c.experts = 6;
+  c.tokens = GENERATE(1, 5, 24);
+  c.top_k = 2;
+  c.scales = GENERATE(Scales::kRealistic, Scales::kNarrowMax, Scales::kExtreme);
+  c.seed = 100 + static_cast<std::uint64_t>(c.tokens);
+  check(c);
+}
+
+TEST_CASE("mxfp4 expert FFN: skewed experts take 16- and 32-row passes, side by side") {
+  Case c;
+  c.hidden = 512;
+  c.inter = 256;
+  c.experts = 4;
+  c.tokens = GENERATE(12, 45, 150);
+  c.top_k = 2;
+  c.scales = Scales::kExtreme;
+  c.seed = 17 + static_cast<std::uint64_t>(c.tokens);
+  check(c);
+}
+
+TEST_CASE("mxfp4 expert FFN waits on the token ring's readiness counters") {
+  Case c;
+  c.hidden = 512;
+  c.inter = 256;
+  c.experts = 4;
+  c.tokens = 20;
+  c.top_k = 2;
+  c.late_rows = true;
+  c.seed = 23;
+  check(c);
+}
+
+TEST_CASE(
+    "mxfp4 expert FFN at DeepSeek's expert shapes (V4.1: H 5120, I 2304; V4: H 4096, I 2048)") {
+  Case c;
+  bool const v41 = GENERATE(true, false);
+  c.hidden = v41 ? 5120 : 4096;
+  c.inter = v41 ? 2304 : 2048;
+  c.experts = 4;
+  c.tokens = GENERATE(1, 8, 33);
+  c.top_k = 2;
+  c.scales = c.tokens == 8 ? Scales::kExtreme : Scales::kRealistic;
+  c.seed = (v41 ? 29 : 31) + static_cast<std::uint64_t>(c.tokens);
+  check(c);
+}
+
+TEST_CASE("mxfp4 expert wgmma rejects shapes it cannot tile") {
+  Fp8ExpertGemmArgs args;
+  std::uint8_t byte = 0;
+  float scale = 0.0f;
+  int value = 0;
+  args.weights = &byte;
+  args.weight_scales = &scale;
+  args.x = &byte;
+  args.x_scales = &scale;
+  args.expert_offsets = args.active_experts = args.num_active = &value;
+  args.h = &byte;
+  args.h_scales = &scale;
+  args.chunks = 2;
+  args.tiles = 8;  // I = 64: an L1 CTA owns 128 outputs
+  CHECK(launch_mxfp4_expert_wgmma(args, nullptr).code() == StatusCode::kInvalidArgument);
+  args.tiles = 2304 / 8;  // V4.1's I: 18 CTAs of 128 outputs
+  args.fixed_expert = 0;  // the FP8 kernel's shared-expert mode is not implemented here
+  args.fixed_rows = 1;
+  args.max_active = 1;
+  CHECK(launch_mxfp4_expert_wgmma(args, nullptr).code() == StatusCode::kInvalidArgument);
+  args.fixed_expert = -1;
+  args.overlap_previous = true;
+  CHECK(launch_mxfp4_expert_wgmma(args, nullptr).code() == StatusCode::kInvalidArgument);
+}
+
+}  // namespace
+}  // namespace gcmoe::kernels
