@@ -112,6 +112,20 @@ __device__ __forceinline__ void store_release_gpu(int* p, int v) {
   asm volatile("st.release.gpu.global.b32 [%0], %1;" ::"l"(p), "r"(v) : "memory");
 }
 
+// Polls *flag (acquire) until it reaches `target`; false once timeout_ns pass first (the caller
+// raises its error flag and goes on, so a peer that never arrives ends in an error, not a hang).
+__device__ __forceinline__ bool spin_until_at_least(int const* flag, int target,
+                                                    std::uint64_t timeout_ns) {
+  std::uint64_t const start = global_timer_ns();
+  while (load_acquire_gpu(flag) < target) {
+    if (global_timer_ns() - start > timeout_ns) {
+      return false;
+    }
+    __nanosleep(64);
+  }
+  return true;
+}
+
 // --- programmatic dependent launch ---------------------------------------------------------
 // Lets the next kernel in the stream, launched with the programmatic-serialization attribute,
 // start once every CTA of this grid has issued this (or exited). A no-op without such a launch.

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "engine/common/check.h"
+#include "kernels/moe/expert_ffn_launch.h"
 #include "kernels/moe/expert_rows_hint.h"
 #include "kernels/moe/fp8_expert_wgmma.h"
 #include "kernels/moe/moe_local_dispatch.h"
@@ -16,17 +17,6 @@ Status allocate(cuda::DeviceBuffer<T>& buffer, std::int64_t count) {
   GCMOE_ASSIGN_OR_RETURN(buffer, cuda::DeviceBuffer<T>::allocate(
                                      static_cast<std::size_t>(std::max<std::int64_t>(count, 1))));
   return Status();
-}
-
-RequantScale requant_of(formats::ActivationRecipe recipe) {
-  switch (recipe) {
-    case formats::ActivationRecipe::kDeepseekUe8m0:
-      return RequantScale::kPow2;
-    case formats::ActivationRecipe::kGlmDynamic:
-    case formats::ActivationRecipe::kExactFp32:
-      return RequantScale::kAmaxOver448;
-  }
-  return RequantScale::kAmaxOver448;
 }
 
 }  // namespace
@@ -204,63 +194,6 @@ Status MoeLayerSequential::dispatch_shared(float const* x, int num_tokens, cudaS
   return local_dispatch(args, stream);
 }
 
-Fp8ExpertGemmArgs MoeLayerSequential::gate_up_args(MoeLayerDeviceWeights const& weights,
-                                                   std::int64_t first_row,
-                                                   MoeLayerSync const* sync) const {
-  MoeLayerConfig const& c = config_;
-  PackedExpertSections const& sections = weights.sections;
-  std::int64_t const groups_h = c.hidden / 128;
-  std::int64_t const groups_i = c.intermediate / 128;
-  Fp8ExpertGemmArgs l1;
-  l1.stage = ExpertGemmStage::kGateUp;
-  l1.weights = weights.experts + sections.l1_codes;
-  l1.weight_scales = reinterpret_cast<float const*>(weights.experts + sections.l1_scales);
-  l1.weight_stride = sections.stride;
-  l1.scale_stride = sections.stride / static_cast<std::int64_t>(sizeof(float));
-  l1.tiles = c.intermediate / 8;
-  l1.chunks = c.hidden / 128;
-  l1.x = xq_.data() + first_row * c.hidden;
-  l1.x_scales = x_scales_.data() + first_row * groups_h;
-  l1.requant = requant_of(c.expert.activation_recipe);
-  l1.swiglu_limit = c.expert.swiglu_limit;
-  l1.h = h_.data() + first_row * c.intermediate;
-  l1.h_scales = h_scales_.data() + first_row * groups_i;
-  if (sync != nullptr) {
-    l1.ready_blocks = sync->ready_rows + first_row;
-    l1.ready_block_rows = 1;
-    l1.ready_epoch_device = sync->epoch;
-    l1.error = sync->error;
-    l1.ready_timeout_ns = sync->wait_timeout_ns;
-    l1.allow_overlap_next = sync->overlap_down;
-  }
-  return l1;
-}
-
-Status MoeLayerSequential::launch_down(Fp8ExpertGemmArgs const& l1,
-                                       MoeLayerDeviceWeights const& weights, std::int64_t first_row,
-                                       MoeLayerSync const* sync, cudaStream_t stream) const {
-  MoeLayerConfig const& c = config_;
-  PackedExpertSections const& sections = weights.sections;
-  Fp8ExpertGemmArgs l2 = l1;
-  l2.stage = ExpertGemmStage::kDown;
-  l2.weights = weights.experts + sections.l2_codes;
-  l2.weight_scales = reinterpret_cast<float const*>(weights.experts + sections.l2_scales);
-  l2.tiles = c.hidden / 16;
-  l2.chunks = c.intermediate / 128;
-  l2.x = l1.h;
-  l2.x_scales = l1.h_scales;
-  l2.h = nullptr;
-  l2.h_scales = nullptr;
-  l2.route_weights = nullptr;
-  l2.y = y_.data() + first_row * c.hidden;
-  // L1 wrote every row L2 reads: no readiness to wait for, only L1 itself.
-  l2.ready_blocks = nullptr;
-  l2.ready_epoch_device = nullptr;
-  l2.allow_overlap_next = false;
-  l2.overlap_previous = sync != nullptr && sync->overlap_down;
-  return launch_fp8_expert_wgmma(l2, stream);
-}
-
 Status MoeLayerSequential::experts_routed(MoeLayerDeviceWeights const& weights, int num_tokens,
                                           cudaStream_t stream, SharedExpertLaunch shared,
                                           MoeLayerSync const* sync) {
@@ -269,16 +202,15 @@ Status MoeLayerSequential::experts_routed(MoeLayerDeviceWeights const& weights, 
     return Status();
   }
   MoeLayerConfig const& c = config_;
-  Fp8ExpertGemmArgs l1 = gate_up_args(weights, 0, sync);
-  l1.expert_offsets = expert_offsets_.data();
-  l1.active_experts = active_.data();
-  l1.num_active = num_active_.data();
+  Fp8ExpertGemmArgs select;
+  select.expert_offsets = expert_offsets_.data();
+  select.active_experts = active_.data();
+  select.num_active = num_active_.data();
   bool const with_shared = weights.has_shared && shared == SharedExpertLaunch::kWithRouted;
-  l1.max_active = std::min(c.num_experts, num_tokens * c.top_k) + (with_shared ? 1 : 0);
-  l1.rows_per_expert_hint = routed_rows_hint(num_tokens, c.top_k, c.num_experts);
-  l1.route_weights = c.expert.weight_before_down ? row_weights_.data() : nullptr;
-  GCMOE_RETURN_IF_ERROR(launch_fp8_expert_wgmma(l1, stream));
-  return launch_down(l1, weights, 0, sync, stream);
+  select.max_active = std::min(c.num_experts, num_tokens * c.top_k) + (with_shared ? 1 : 0);
+  select.rows_per_expert_hint = routed_rows_hint(num_tokens, c.top_k, c.num_experts);
+  return launch_expert_ffn(c, weights, rows_from(0, c.expert.weight_before_down, sync), select,
+                           sync, stream);
 }
 
 Status MoeLayerSequential::experts_shared(MoeLayerDeviceWeights const& weights, int num_tokens,
@@ -289,13 +221,25 @@ Status MoeLayerSequential::experts_shared(MoeLayerDeviceWeights const& weights, 
     return Status();
   }
   std::int64_t const first_row = shared_first_row(num_tokens, SharedExpertLaunch::kSeparate);
-  Fp8ExpertGemmArgs l1 = gate_up_args(weights, first_row, sync);
-  l1.fixed_expert = config_.num_experts;  // stored right after the routed experts
-  l1.fixed_rows = num_tokens;
-  l1.max_active = 1;
-  l1.rows_per_expert_hint = num_tokens;  // every token
-  GCMOE_RETURN_IF_ERROR(launch_fp8_expert_wgmma(l1, stream));
-  return launch_down(l1, weights, first_row, sync, stream);
+  Fp8ExpertGemmArgs select;
+  select.fixed_expert = weights.shared_index >= 0 ? weights.shared_index : config_.num_experts;
+  select.fixed_rows = num_tokens;
+  select.max_active = 1;
+  select.rows_per_expert_hint = num_tokens;  // every token
+  return launch_expert_ffn(config_, weights, rows_from(first_row, false, sync), select, sync,
+                           stream);
+}
+
+ExpertFfnRows MoeLayerSequential::rows_from(std::int64_t first_row, bool weighted,
+                                            MoeLayerSync const* sync) const {
+  MoeLayerConfig const& c = config_;
+  return {.x = xq_.data() + first_row * c.hidden,
+          .x_scales = x_scales_.data() + first_row * (c.hidden / 128),
+          .route_weights = weighted ? row_weights_.data() + first_row : nullptr,
+          .h = h_.data() + first_row * c.intermediate,
+          .h_scales = h_scales_.data() + first_row * (c.intermediate / 128),
+          .y = y_.data() + first_row * c.hidden,
+          .ready_rows = sync != nullptr ? sync->ready_rows + first_row : nullptr};
 }
 
 Status MoeLayerSequential::combine(MoeLayerDeviceWeights const& weights, int num_tokens, float* out,

@@ -16,6 +16,8 @@
 
 namespace gcmoe::kernels {
 
+struct ExpertFfnRows;  // expert_ffn_launch.h
+
 // Where one packed expert's sections sit (bytes from the expert's start; the expert's stride):
 // the WGMMA layout (fp8_expert_wgmma_layout.h), as model::GlmFp8PackedLayout makes at load time.
 struct PackedExpertSections {
@@ -34,6 +36,9 @@ struct MoeLayerDeviceWeights {
   std::uint8_t const* experts = nullptr;  // E (+ 1 shared) packed experts, sections.stride apart
   PackedExpertSections sections;
   bool has_shared = false;  // expert E is the shared expert (same intermediate size)
+  // Where the shared expert sits in `experts` when it runs in its own launches; -1: right after
+  // the E routed ones. An expert-parallel rank stores only its E/R routed experts, then it.
+  int shared_index = -1;
 };
 
 // Where the shared expert's rows go through the expert GEMM: as expert E in the routed experts'
@@ -100,15 +105,22 @@ class MoeLayerSequential {
 
   // The last run's routing, device [T, k].
   std::int32_t const* topk_ids() const { return topk_ids_.data(); }
+  // The last route_and_sort's results, for expert parallelism (ep_moe_rank.h): the pairs in
+  // expert order, each expert's first pair (all E experts) and the routing weights.
+  std::int32_t const* sorted_ids() const { return sorted_ids_.data(); }
+  std::int32_t const* expert_offsets() const { return expert_offsets_.data(); }
+  float const* topk_weights() const { return topk_weights_.data(); }
+  // The shared expert's output rows [T, H] bf16 after experts_shared.
+  std::uint16_t const* shared_output() const {
+    return y_.data() + shared_first_row(0, SharedExpertLaunch::kSeparate) * config_.hidden;
+  }
+  MoeLayerConfig const& config() const { return config_; }
 
  private:
   MoeLayerSequential() = default;
   Status check_tokens(int num_tokens) const;
-  // L1 arguments over the rows from first_row (0: routed, else the shared expert's).
-  Fp8ExpertGemmArgs gate_up_args(MoeLayerDeviceWeights const& weights, std::int64_t first_row,
-                                 MoeLayerSync const* sync) const;
-  Status launch_down(Fp8ExpertGemmArgs const& l1, MoeLayerDeviceWeights const& weights,
-                     std::int64_t first_row, MoeLayerSync const* sync, cudaStream_t stream) const;
+  // The expert FFN's rows from first_row (0: routed, else the shared expert's).
+  ExpertFfnRows rows_from(std::int64_t first_row, bool weighted, MoeLayerSync const* sync) const;
 
   MoeLayerConfig config_;
   int max_tokens_ = 0;

@@ -3,39 +3,27 @@
 
 #include "engine/common/cuda_check.h"
 #include "kernels/hopper/ptx.cuh"
-#include "kernels/moe/fp8_activation_math.cuh"
+#include "kernels/moe/fp8_row_quantize.cuh"
 #include "kernels/moe/moe_local_dispatch.h"
 
 namespace gcmoe::kernels {
 namespace {
 
 constexpr int kGroup = 128;
-constexpr int kDispatchWarps = 16;    // one block per row; warp w quantizes groups w, w + 16, …
-constexpr int kMaxGroupsPerWarp = 4;  // hidden ≤ 8192
-constexpr int kCombineThreads = 64;   // 8 hidden values each: 512 per block
+constexpr int kDispatchWarps = kRowQuantWarps;  // one block per row (fp8_row_quantize.cuh)
+constexpr int kCombineThreads = 64;             // 8 hidden values each: 512 per block
 constexpr unsigned kFullMask = 0xffffffffu;
 
-// Block = row: warp w quantizes the row's groups w, w + 16, … (128 values, 4 per lane; all its
-// loads issued before the first reduction, so a decode row costs about one load latency). With
-// readiness, thread 0 publishes the row once every warp has stored its groups.
+// Block = row (quantize_row_fp8). With readiness, thread 0 publishes the row once every warp has
+// stored its groups.
 __global__ void __launch_bounds__(kDispatchWarps * 32) local_dispatch_kernel(LocalDispatchArgs a) {
   if (a.wait_layout != nullptr) {
-    if (threadIdx.x == 0) {
-      int const epoch = *a.epoch;
-      std::uint64_t const start = hopper::global_timer_ns();
-      while (hopper::load_acquire_gpu(a.wait_layout) < epoch) {
-        if (hopper::global_timer_ns() - start > a.timeout_ns) {
-          atomicExch(a.error, 1u);
-          break;
-        }
-        __nanosleep(64);
-      }
+    if (threadIdx.x == 0 && !hopper::spin_until_at_least(a.wait_layout, *a.epoch, a.timeout_ns)) {
+      atomicExch(a.error, 1u);
     }
     __syncthreads();
   }
   int const row = static_cast<int>(blockIdx.x);
-  int const warp = static_cast<int>(threadIdx.x) / 32;
-  int const lane = static_cast<int>(threadIdx.x) % 32;
   int const pairs = a.num_tokens * a.top_k;
   int pair = row;
   int token = row;
@@ -54,43 +42,9 @@ __global__ void __launch_bounds__(kDispatchWarps * 32) local_dispatch_kernel(Loc
     }
   }
   int const groups = a.hidden / kGroup;
-  float4 v[kMaxGroupsPerWarp];
-#pragma unroll
-  for (int i = 0; i < kMaxGroupsPerWarp; ++i) {
-    int const g = warp + i * kDispatchWarps;
-    v[i] = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
-    if (token >= 0 && g < groups) {
-      v[i] = reinterpret_cast<float4 const*>(a.x + static_cast<std::int64_t>(token) * a.hidden +
-                                             g * kGroup)[lane];
-    }
-  }
-#pragma unroll
-  for (int i = 0; i < kMaxGroupsPerWarp; ++i) {
-    int const g = warp + i * kDispatchWarps;
-    if (g >= groups) {
-      break;
-    }
-    float m = fmaxf(fmaxf(fabsf(v[i].x), fabsf(v[i].y)), fmaxf(fabsf(v[i].z), fabsf(v[i].w)));
-#pragma unroll
-    for (int offset = 16; offset > 0; offset /= 2) {
-      m = fmaxf(m, __shfl_xor_sync(kFullMask, m, offset));
-    }
-    float scale = 0.0f;
-    std::uint32_t packed = 0;
-    if (token >= 0) {
-      scale = fp8_group_scale(a.recipe, m);
-      float const values[4] = {v[i].x, v[i].y, v[i].z, v[i].w};
-#pragma unroll
-      for (int j = 0; j < 4; ++j) {
-        packed |= static_cast<std::uint32_t>(fp8_encode(values[j], scale)) << (8 * j);
-      }
-    }
-    std::int64_t const base = static_cast<std::int64_t>(row) * a.hidden + g * kGroup;
-    reinterpret_cast<std::uint32_t*>(a.xq + base)[lane] = packed;
-    if (lane == 0) {
-      a.x_scales[static_cast<std::int64_t>(row) * groups + g] = scale;
-    }
-  }
+  quantize_row_fp8(token >= 0 ? a.x + static_cast<std::int64_t>(token) * a.hidden : nullptr,
+                   a.hidden, a.recipe, a.xq + static_cast<std::int64_t>(row) * a.hidden,
+                   a.x_scales + static_cast<std::int64_t>(row) * groups);
   if (a.ready_rows != nullptr) {
     __syncthreads();
     if (threadIdx.x == 0) {
@@ -189,7 +143,7 @@ Status local_dispatch(LocalDispatchArgs const& args, cudaStream_t stream) {
   GCMOE_CHECK_ARG_MSG(
       args.row_weights == nullptr || args.sorted_ids == nullptr || args.topk_weights != nullptr,
       "local dispatch: sorted rows' weights need the top-k weights");
-  GCMOE_CHECK_ARG_MSG(args.hidden <= kGroup * kDispatchWarps * kMaxGroupsPerWarp,
+  GCMOE_CHECK_ARG_MSG(args.hidden <= kGroup * kDispatchWarps * kRowQuantMaxGroups,
                       "local dispatch: hidden above 8192");
   GCMOE_CHECK_ARG_MSG(
       (args.ready_rows == nullptr && args.wait_layout == nullptr) || args.epoch != nullptr,

@@ -150,15 +150,26 @@ MoeLayerFixture make_moe_layer_fixture(MoeLayerCase const& c) {
   for (auto& v : f.x) {
     v = normal(rng);
   }
-  kernels::MoeLayerWeights ref_weights;
-  ref_weights.gate_weight = gate;
-  ref_weights.bias = bias;
+  // Keep every dequantized matrix in the fixture so ref_weights stays valid (inner buffers do
+  // not move when the fixture does).
+  f.host_weights.reserve(2 + 3 * experts.size() + 3);
+  f.host_weights.push_back(gate);
+  f.host_weights.push_back(bias);
+  f.ref_weights.gate_weight = f.host_weights[0];
+  f.ref_weights.bias = f.host_weights[1];
+  auto const keep = [&](Expert const& e) {
+    f.host_weights.push_back(e.gate);
+    f.host_weights.push_back(e.up);
+    f.host_weights.push_back(e.down);
+    std::size_t const n = f.host_weights.size();
+    return kernels::DenseExpertWeights{c.hidden, c.inter, f.host_weights[n - 3],
+                                       f.host_weights[n - 2], f.host_weights[n - 1]};
+  };
   for (auto const& e : experts) {
-    ref_weights.experts.push_back({c.hidden, c.inter, e.gate, e.up, e.down});
+    f.ref_weights.experts.push_back(keep(e));
   }
-  ref_weights.shared =
-      kernels::DenseExpertWeights{c.hidden, c.inter, shared.gate, shared.up, shared.down};
-  auto ref = kernels::moe_layer_ref(f.config, ref_weights, f.x, {});
+  f.ref_weights.shared = keep(shared);
+  auto ref = kernels::moe_layer_ref(f.config, f.ref_weights, f.x, {});
   REQUIRE(ref.ok());
   f.ref = std::move(ref).value();
   f.gate = upload(gate);

@@ -27,6 +27,10 @@ struct MoeLayerFixture {
   kernels::MoeLayerConfig config;
   std::vector<float> x;         // [T, H]
   kernels::MoeLayerResult ref;  // the CPU reference on x
+  // The dequantized weights the reference ran on (spans into host_weights), for reference runs
+  // on other inputs.
+  kernels::MoeLayerWeights ref_weights;
+  std::vector<std::vector<float>> host_weights;
   cuda::DeviceBuffer<float> gate, bias, d_x, d_out;
   cuda::DeviceBuffer<std::uint8_t> experts;
 

@@ -1,0 +1,114 @@
+#pragma once
+// Expert parallelism across ranks for the GC-MoE operator (issue 6): the count exchange, the row
+// layout every rank derives from it (CPU reference: kernels/moe/ep_plan_ref.h), the dispatch of
+// FP8 rows into the owners' receive buffers, the end-of-GEMM signal and the combine that pulls each
+// token's expert outputs back from their owners.
+//
+// Ranks see each other's buffers through plain device pointers: the same GPU (virtual ranks in one
+// process), CUDA IPC mappings (processes sharing a GPU) or NCCL symmetric-window LSA pointers
+// (GPUs of one node). Every cross-rank signal is an epoch flag: a release store of the layer's
+// epoch, acquired by a spin with a deadline that raises *error instead of hanging. Receive
+// buffers, counts and their flags come in two sets chosen by the replay's parity (the host
+// alternates two graphs), so a fast rank writing replay p+1 never overwrites what a slow rank
+// still reads for replay p, and nothing is cleared between replays.
+// Scope note: the flags use gpu-scope release/acquire, right for one GPU; peers on other GPUs need
+// sys-scope (NVLink) variants — to add with the NCCL path.
+
+#include <cuda_runtime.h>
+
+#include <cstdint>
+
+#include "engine/common/status.h"
+#include "kernels/moe/fp8_expert_gemm.h"
+
+namespace gcmoe::kernels {
+
+inline constexpr int kMaxEpRanks = 8;
+
+// One rank's buffers that its peers write or read.
+struct EpRankBuffers {
+  std::uint8_t* recv_xq[2] = {};  // [capacity, H] e4m3 rows it receives, by parity
+  float* recv_scales[2] = {};     // [capacity, H / 128]
+  float* recv_weights[2] = {};    // [capacity] each received row's routing weight
+  int* row_flags[2] = {};         // [capacity] epoch flag per received row
+  int* counts[2] = {};            // [R, E] pairs each source routed to each expert
+  int* count_flags[2] = {};       // [R] epoch flag per source's counts
+  int* done_flags = nullptr;      // [R] epoch flag: owner d's expert outputs are complete
+  std::uint16_t* y = nullptr;     // [capacity, H] bf16 expert outputs of the received rows
+};
+
+struct EpPeers {
+  int ranks = 1;
+  EpRankBuffers rank[kMaxEpRanks];
+};
+
+// What every EP kernel of one rank's step shares.
+struct EpStep {
+  EpPeers peers;
+  int rank = 0;
+  int parity = 0;  // the replay's buffer set, 0 or 1
+  int num_experts = 0;
+  int hidden = 0;
+  int const* epoch = nullptr;  // device scalar, the same on every rank in a step
+  unsigned* error = nullptr;   // set to 1 by a wait past timeout_ns
+  std::uint64_t timeout_ns = 2'000'000'000;
+};
+
+// 1. After the local routing (expert_offsets over all E experts of this rank's own pairs,
+// published by the active-list kernel through `wait_layout`): this rank's counts go to every
+// rank's count matrix, then its count flag. Null expert_offsets: a rank with no tokens (zeros).
+Status ep_publish_counts(EpStep const& step, int const* expert_offsets, int const* wait_layout,
+                         cudaStream_t stream);
+
+// 2. Once every rank's counts are in: send_base [E] for this rank's dispatch and/or this rank's
+// receive layout (recv_offsets [E/R + 1], active [E/R] local experts with rows, num_active).
+struct EpPlanOutputs {
+  int* send_base = nullptr;
+  int* recv_offsets = nullptr;
+  int* active = nullptr;
+  int* num_active = nullptr;
+};
+Status ep_plan(EpStep const& step, EpPlanOutputs const& out, cudaStream_t stream);
+
+// 3. One block per own expert-sorted pair row: quantize the token (FP8, the model's recipe) into
+// the owner's receive buffer at send_base[e] + its index among the pairs to e, store its routing
+// weight, remember where it went (pair_rank/pair_row) and release the row's flag at the owner.
+struct EpDispatchRows {
+  float const* x = nullptr;                  // [T, H] fp32
+  std::int32_t const* sorted_ids = nullptr;  // [T·k] align & sort's pair order (block size 1)
+  std::int32_t const* topk_ids = nullptr;    // [T·k]
+  float const* topk_weights = nullptr;       // [T·k]
+  int const* expert_offsets = nullptr;       // [E + 1] own pairs per expert
+  int const* send_base = nullptr;            // [E] from ep_plan
+  int num_tokens = 0;
+  int top_k = 1;
+  RequantScale recipe = RequantScale::kAmaxOver448;
+  std::int32_t* pair_rank = nullptr;  // [T·k] owner of each pair
+  std::int32_t* pair_row = nullptr;   // [T·k] its row there
+};
+Status ep_dispatch_rows(EpStep const& step, EpDispatchRows const& rows, cudaStream_t stream);
+
+// 4. After this rank's L2: its outputs (peers.rank[rank].y) are complete; tell every source.
+Status ep_signal_done(EpStep const& step, cudaStream_t stream);
+
+// 5. Waits for every owner's done flag, then out[t] = Σ_j w_j · y_owner[row of (t, j)] (weights
+// applied when apply_weights, GLM-5.2) + shared_y[t], in fp32, rounded once to bf16.
+struct EpCombine {
+  std::int32_t const* pair_rank = nullptr;
+  std::int32_t const* pair_row = nullptr;
+  float const* topk_weights = nullptr;
+  bool apply_weights = true;
+  std::uint16_t const* shared_y = nullptr;  // optional [T, H]
+  int num_tokens = 0;
+  int top_k = 1;
+  float* out = nullptr;  // [T, H]
+};
+Status ep_combine(EpStep const& step, EpCombine const& combine, cudaStream_t stream);
+
+// The step's last kernel: epoch += 1 (every reader of this step's epoch has run before it).
+Status ep_advance_epoch(int* epoch, cudaStream_t stream);
+
+// Loads every EP kernel (before any concurrent launch: lazy loading under a spinner deadlocks).
+Status preload_ep_dispatch();
+
+}  // namespace gcmoe::kernels

@@ -1,0 +1,216 @@
+#include "kernels/moe/ep_moe_rank.h"
+
+#include <algorithm>
+#include <array>
+
+#include "engine/common/check.h"
+#include "kernels/moe/expert_ffn_launch.h"
+#include "kernels/moe/expert_rows_hint.h"
+#include "kernels/moe/fp8_expert_wgmma.h"
+#include "kernels/moe/moe_local_dispatch.h"
+
+namespace gcmoe::kernels {
+namespace {
+
+template <typename T>
+Status allocate_zeroed(cuda::DeviceBuffer<T>& buffer, std::int64_t count) {
+  GCMOE_ASSIGN_OR_RETURN(buffer, cuda::DeviceBuffer<T>::allocate(
+                                     static_cast<std::size_t>(std::max<std::int64_t>(count, 1))));
+  return buffer.fill_bytes(0);
+}
+
+}  // namespace
+
+StatusOr<EpMoeRank> EpMoeRank::create(MoeLayerConfig const& config, int max_tokens, int ranks,
+                                      int rank) {
+  GCMOE_CHECK_ARG(ranks >= 1 && ranks <= kMaxEpRanks, "{} ranks: 1 to {}", ranks, kMaxEpRanks);
+  GCMOE_CHECK_ARG(rank >= 0 && rank < ranks, "rank {} of {}", rank, ranks);
+  GCMOE_CHECK_ARG(config.num_experts % ranks == 0, "{} experts do not split over {} ranks",
+                  config.num_experts, ranks);
+  GCMOE_RETURN_IF_ERROR(preload_ep_dispatch());
+  GCMOE_RETURN_IF_ERROR(preload_local_dispatch());
+  GCMOE_RETURN_IF_ERROR(preload_fp8_expert_wgmma());
+  EpMoeRank r;
+  r.config_ = config;
+  r.ranks_ = ranks;
+  r.rank_ = rank;
+  r.max_tokens_ = max_tokens;
+  GCMOE_ASSIGN_OR_RETURN(auto local, MoeLayerSequential::create(config, max_tokens));
+  r.local_.emplace(std::move(local));
+  std::int64_t const local_experts = config.num_experts / ranks;
+  // Each source sends an expert at most one row per token.
+  std::int64_t const capacity = std::min<std::int64_t>(
+      std::int64_t{ranks} * max_tokens * config.top_k, local_experts * ranks * max_tokens);
+  r.capacity_ = static_cast<int>(capacity);
+  std::int64_t const h = config.hidden;
+  std::int64_t const inter = config.intermediate;
+  for (int p = 0; p < 2; ++p) {
+    GCMOE_RETURN_IF_ERROR(allocate_zeroed(r.recv_xq_[p], capacity * h));
+    GCMOE_RETURN_IF_ERROR(allocate_zeroed(r.recv_scales_[p], capacity * (h / 128)));
+    GCMOE_RETURN_IF_ERROR(allocate_zeroed(r.recv_weights_[p], capacity));
+    GCMOE_RETURN_IF_ERROR(allocate_zeroed(r.row_flags_[p], capacity));
+    GCMOE_RETURN_IF_ERROR(allocate_zeroed(r.counts_[p], std::int64_t{ranks} * config.num_experts));
+    GCMOE_RETURN_IF_ERROR(allocate_zeroed(r.count_flags_[p], ranks));
+  }
+  GCMOE_RETURN_IF_ERROR(allocate_zeroed(r.done_flags_, ranks));
+  GCMOE_RETURN_IF_ERROR(allocate_zeroed(r.y_, capacity * h));
+  GCMOE_RETURN_IF_ERROR(allocate_zeroed(r.send_base_, config.num_experts));
+  GCMOE_RETURN_IF_ERROR(allocate_zeroed(r.recv_offsets_, local_experts + 1));
+  GCMOE_RETURN_IF_ERROR(allocate_zeroed(r.active_, local_experts));
+  GCMOE_RETURN_IF_ERROR(allocate_zeroed(r.num_active_, 1));
+  GCMOE_RETURN_IF_ERROR(allocate_zeroed(r.layout_ready_, 1));
+  GCMOE_RETURN_IF_ERROR(allocate_zeroed(r.pair_rank_, std::int64_t{max_tokens} * config.top_k));
+  GCMOE_RETURN_IF_ERROR(allocate_zeroed(r.pair_row_, std::int64_t{max_tokens} * config.top_k));
+  GCMOE_RETURN_IF_ERROR(allocate_zeroed(r.h_, capacity * inter));
+  GCMOE_RETURN_IF_ERROR(allocate_zeroed(r.h_scales_, capacity * (inter / 128)));
+  GCMOE_RETURN_IF_ERROR(allocate_zeroed(r.error_, 1));
+  GCMOE_ASSIGN_OR_RETURN(r.epoch_, cuda::DeviceBuffer<int>::allocate(1));
+  std::array<int, 1> const first{1};
+  GCMOE_RETURN_IF_ERROR(r.epoch_.copy_from_host(first));
+  return r;
+}
+
+EpRankBuffers EpMoeRank::buffers() const {
+  EpRankBuffers b;
+  for (int p = 0; p < 2; ++p) {
+    b.recv_xq[p] = recv_xq_[p].data();
+    b.recv_scales[p] = recv_scales_[p].data();
+    b.recv_weights[p] = recv_weights_[p].data();
+    b.row_flags[p] = row_flags_[p].data();
+    b.counts[p] = counts_[p].data();
+    b.count_flags[p] = count_flags_[p].data();
+  }
+  b.done_flags = done_flags_.data();
+  b.y = y_.data();
+  return b;
+}
+
+Status EpMoeRank::set_peers(EpPeers const& peers) {
+  GCMOE_CHECK_ARG(peers.ranks == ranks_, "a table of {} ranks for a group of {}", peers.ranks,
+                  ranks_);
+  peers_ = peers;
+  peers_set_ = true;
+  return Status();
+}
+
+EpStep EpMoeRank::step() const {
+  return {.peers = peers_,
+          .rank = rank_,
+          .parity = parity_,
+          .num_experts = config_.num_experts,
+          .hidden = config_.hidden,
+          .epoch = epoch_.data(),
+          .error = error_.data(),
+          .timeout_ns = timeout_ns_};
+}
+
+MoeLayerSync EpMoeRank::sync() const {
+  return {.epoch = epoch_.data(),
+          .layout_ready = layout_ready_.data(),
+          .error = error_.data(),
+          .overlap_down = true,
+          .wait_timeout_ns = timeout_ns_};
+}
+
+Status EpMoeRank::route(MoeLayerDeviceWeights const& weights, float const* x, int num_tokens,
+                        cudaStream_t stream) {
+  GCMOE_CHECK_ARG(peers_set_, "rank {}: the peer table is not set", rank_);
+  MoeLayerSync const s = sync();
+  return local_->route_and_sort(weights, x, num_tokens, stream, SharedExpertLaunch::kSeparate, &s);
+}
+
+Status EpMoeRank::publish_counts(int num_tokens, cudaStream_t stream) {
+  // A rank with no tokens routed nothing (and published no layout): it sends zero counts.
+  bool const idle = num_tokens == 0;
+  return ep_publish_counts(step(), idle ? nullptr : local_->expert_offsets(),
+                           idle ? nullptr : layout_ready_.data(), stream);
+}
+
+Status EpMoeRank::dispatch(float const* x, int num_tokens, cudaStream_t stream) {
+  EpStep const s = step();
+  GCMOE_RETURN_IF_ERROR(ep_plan(s, {.send_base = send_base_.data()}, stream));
+  return ep_dispatch_rows(s,
+                          {.x = x,
+                           .sorted_ids = local_->sorted_ids(),
+                           .topk_ids = local_->topk_ids(),
+                           .topk_weights = local_->topk_weights(),
+                           .expert_offsets = local_->expert_offsets(),
+                           .send_base = send_base_.data(),
+                           .num_tokens = num_tokens,
+                           .top_k = config_.top_k,
+                           .recipe = requant_of(config_.expert.activation_recipe),
+                           .pair_rank = pair_rank_.data(),
+                           .pair_row = pair_row_.data()},
+                          stream);
+}
+
+Status EpMoeRank::plan_receive(cudaStream_t stream) {
+  return ep_plan(step(),
+                 {.recv_offsets = recv_offsets_.data(),
+                  .active = active_.data(),
+                  .num_active = num_active_.data()},
+                 stream);
+}
+
+Status EpMoeRank::experts(MoeLayerDeviceWeights const& weights, cudaStream_t stream) {
+  int const local_experts = config_.num_experts / ranks_;
+  MoeLayerSync const s = sync();
+  Fp8ExpertGemmArgs select;
+  select.expert_offsets = recv_offsets_.data();
+  select.active_experts = active_.data();
+  select.num_active = num_active_.data();
+  select.max_active = std::min(local_experts, capacity_);
+  // Every rank's tokens spread over all E experts; this rank holds E/R of them.
+  select.rows_per_expert_hint =
+      routed_rows_hint(ranks_ * max_tokens_, config_.top_k, config_.num_experts);
+  ExpertFfnRows const rows{
+      .x = recv_xq_[parity_].data(),
+      .x_scales = recv_scales_[parity_].data(),
+      .route_weights = config_.expert.weight_before_down ? recv_weights_[parity_].data() : nullptr,
+      .h = h_.data(),
+      .h_scales = h_scales_.data(),
+      .y = y_.data(),
+      .ready_rows = row_flags_[parity_].data()};
+  GCMOE_RETURN_IF_ERROR(launch_expert_ffn(config_, weights, rows, select, &s, stream));
+  return ep_signal_done(step(), stream);
+}
+
+Status EpMoeRank::shared_expert(MoeLayerDeviceWeights const& weights, float const* x,
+                                int num_tokens, cudaStream_t stream) {
+  if (!weights.has_shared) {
+    return Status();
+  }
+  GCMOE_RETURN_IF_ERROR(
+      local_->dispatch_shared(x, num_tokens, stream, SharedExpertLaunch::kSeparate));
+  return local_->experts_shared(weights, num_tokens, stream);
+}
+
+Status EpMoeRank::combine(MoeLayerDeviceWeights const& weights, int num_tokens, float* out,
+                          cudaStream_t stream) {
+  GCMOE_RETURN_IF_ERROR(
+      ep_combine(step(),
+                 {.pair_rank = pair_rank_.data(),
+                  .pair_row = pair_row_.data(),
+                  .topk_weights = local_->topk_weights(),
+                  .apply_weights = !config_.expert.weight_before_down,
+                  .shared_y = weights.has_shared ? local_->shared_output() : nullptr,
+                  .num_tokens = num_tokens,
+                  .top_k = config_.top_k,
+                  .out = out},
+                 stream));
+  return ep_advance_epoch(epoch_.data(), stream);
+}
+
+Status EpMoeRank::error() {
+  GCMOE_CHECK_CUDA(cudaDeviceSynchronize());
+  std::array<unsigned, 1> flag{};
+  GCMOE_RETURN_IF_ERROR(error_.copy_to_host(flag));
+  if (flag[0] != 0) {
+    GCMOE_RETURN_IF_ERROR(error_.fill_bytes(0));
+    return Status(StatusCode::kDeadlineExceeded, "expert-parallel rank " + std::to_string(rank_) +
+                                                     ": a wait for a peer passed its deadline");
+  }
+  return Status();
+}
+
+}  // namespace gcmoe::kernels

@@ -1,0 +1,90 @@
+#pragma once
+// One rank of an expert-parallel MoE layer through the GC-MoE protocol (issue 6): R ranks, each
+// with its own tokens and E/R of the routed experts (rank r owns [r·E/R, (r+1)·E/R)) plus a
+// replica of the shared expert. A step, every rank in lockstep on the same epoch:
+//   route           router + align & sort over all E experts of the rank's own tokens
+//   publish_counts  its per-expert pair counts into every rank's count matrix   (comm)
+//   dispatch        the row layout (ep_plan) and its FP8 rows into the owners' receive buffers
+//   plan_receive    its own experts' row segments once every rank's counts are in
+//   experts         L1/L2 over the rows it received (acquiring each row's flag), then "done"
+//   shared_expert   the shared expert over its own tokens
+//   combine         pulls each token's k expert outputs from their owners + the shared one
+// Buffers the peers touch are double-buffered by the step's parity, which the host alternates
+// (begin_step), so nothing is cleared between steps. Kernels: kernels/moe/ep_dispatch.h.
+// Steps that wait on peers do so on the device with a deadline (error(), never a hang).
+
+#include <cuda_runtime.h>
+
+#include <cstdint>
+#include <optional>
+
+#include "engine/backends/cuda/device_buffer.h"
+#include "engine/common/status.h"
+#include "kernels/moe/ep_dispatch.h"
+#include "kernels/moe/moe_layer_sequential.h"
+
+namespace gcmoe::kernels {
+
+class EpMoeRank {
+ public:
+  // config: the whole layer (E routed experts); max_tokens: most tokens any rank brings.
+  static StatusOr<EpMoeRank> create(MoeLayerConfig const& config, int max_tokens, int ranks,
+                                    int rank);
+
+  // This rank's buffers, for every rank's EpPeers; then every rank gets the full table.
+  EpRankBuffers buffers() const;
+  Status set_peers(EpPeers const& peers);
+
+  // Starts a step (a layer replay): the next parity. Host-side only.
+  void begin_step() { parity_ ^= 1; }
+
+  // weights: the router over all E experts (gate_weight, bias) and this rank's packed experts —
+  // its E/R routed ones (local index), then the shared one (shared_index = E/R).
+  Status route(MoeLayerDeviceWeights const& weights, float const* x, int num_tokens,
+               cudaStream_t stream);
+  Status publish_counts(int num_tokens, cudaStream_t stream);
+  Status dispatch(float const* x, int num_tokens, cudaStream_t stream);
+  Status plan_receive(cudaStream_t stream);
+  Status experts(MoeLayerDeviceWeights const& weights, cudaStream_t stream);
+  Status shared_expert(MoeLayerDeviceWeights const& weights, float const* x, int num_tokens,
+                       cudaStream_t stream);
+  // out: [T, H] fp32 values of bf16 numbers; the step's last call (advances the epoch).
+  Status combine(MoeLayerDeviceWeights const& weights, int num_tokens, float* out,
+                 cudaStream_t stream);
+
+  // How long a wait for a peer may take before the step ends in an error (default 2 s).
+  void set_timeout_ns(std::uint64_t ns) { timeout_ns_ = ns; }
+  // DEADLINE_EXCEEDED when a wait of this rank timed out since the last check (syncs the device).
+  Status error();
+  MoeLayerSequential& local() { return *local_; }
+  int rank() const { return rank_; }
+
+ private:
+  EpMoeRank() = default;
+  EpStep step() const;
+  MoeLayerSync sync() const;
+
+  MoeLayerConfig config_;
+  int ranks_ = 1;
+  int rank_ = 0;
+  int max_tokens_ = 0;
+  int capacity_ = 0;                         // rows this rank can receive
+  int parity_ = 1;                           // begin_step makes the first step's 0
+  std::uint64_t timeout_ns_ = 2'000'000'000;
+  std::optional<MoeLayerSequential> local_;  // routing and the shared expert; always set
+  EpPeers peers_;
+  bool peers_set_ = false;
+  // Symmetric (peers read or write them).
+  cuda::DeviceBuffer<std::uint8_t> recv_xq_[2];
+  cuda::DeviceBuffer<float> recv_scales_[2], recv_weights_[2];
+  cuda::DeviceBuffer<int> row_flags_[2], counts_[2], count_flags_[2], done_flags_;
+  cuda::DeviceBuffer<std::uint16_t> y_;
+  // Local.
+  cuda::DeviceBuffer<int> send_base_, recv_offsets_, active_, num_active_, layout_ready_, epoch_;
+  cuda::DeviceBuffer<std::int32_t> pair_rank_, pair_row_;
+  cuda::DeviceBuffer<std::uint8_t> h_;
+  cuda::DeviceBuffer<float> h_scales_;
+  cuda::DeviceBuffer<unsigned> error_;
+};
+
+}  // namespace gcmoe::kernels

@@ -1,0 +1,76 @@
+#include "kernels/moe/expert_ffn_launch.h"
+
+#include "engine/common/check.h"
+#include "kernels/moe/fp8_expert_wgmma.h"
+
+namespace gcmoe::kernels {
+
+RequantScale requant_of(formats::ActivationRecipe recipe) {
+  switch (recipe) {
+    case formats::ActivationRecipe::kDeepseekUe8m0:
+      return RequantScale::kPow2;
+    case formats::ActivationRecipe::kGlmDynamic:
+    case formats::ActivationRecipe::kExactFp32:
+      return RequantScale::kAmaxOver448;
+  }
+  return RequantScale::kAmaxOver448;
+}
+
+Status launch_expert_ffn(MoeLayerConfig const& c, MoeLayerDeviceWeights const& weights,
+                         ExpertFfnRows const& rows, Fp8ExpertGemmArgs const& select,
+                         MoeLayerSync const* sync, cudaStream_t stream) {
+  GCMOE_CHECK_ARG(sync == nullptr || rows.ready_rows != nullptr,
+                  "expert ffn: readiness needs the rows' flags");
+  PackedExpertSections const& sections = weights.sections;
+  Fp8ExpertGemmArgs l1;
+  l1.expert_offsets = select.expert_offsets;
+  l1.active_experts = select.active_experts;
+  l1.num_active = select.num_active;
+  l1.max_active = select.max_active;
+  l1.rows_per_expert_hint = select.rows_per_expert_hint;
+  l1.fixed_expert = select.fixed_expert;
+  l1.fixed_rows = select.fixed_rows;
+  l1.stage = ExpertGemmStage::kGateUp;
+  l1.weights = weights.experts + sections.l1_codes;
+  l1.weight_scales = reinterpret_cast<float const*>(weights.experts + sections.l1_scales);
+  l1.weight_stride = sections.stride;
+  l1.scale_stride = sections.stride / static_cast<std::int64_t>(sizeof(float));
+  l1.tiles = c.intermediate / 8;
+  l1.chunks = c.hidden / 128;
+  l1.x = rows.x;
+  l1.x_scales = rows.x_scales;
+  l1.requant = requant_of(c.expert.activation_recipe);
+  l1.swiglu_limit = c.expert.swiglu_limit;
+  l1.route_weights = rows.route_weights;
+  l1.h = rows.h;
+  l1.h_scales = rows.h_scales;
+  if (sync != nullptr) {
+    l1.ready_blocks = rows.ready_rows;
+    l1.ready_block_rows = 1;
+    l1.ready_epoch_device = sync->epoch;
+    l1.error = sync->error;
+    l1.ready_timeout_ns = sync->wait_timeout_ns;
+    l1.allow_overlap_next = sync->overlap_down;
+  }
+  GCMOE_RETURN_IF_ERROR(launch_fp8_expert_wgmma(l1, stream));
+  Fp8ExpertGemmArgs l2 = l1;
+  l2.stage = ExpertGemmStage::kDown;
+  l2.weights = weights.experts + sections.l2_codes;
+  l2.weight_scales = reinterpret_cast<float const*>(weights.experts + sections.l2_scales);
+  l2.tiles = c.hidden / 16;
+  l2.chunks = c.intermediate / 128;
+  l2.x = rows.h;
+  l2.x_scales = rows.h_scales;
+  l2.h = nullptr;
+  l2.h_scales = nullptr;
+  l2.route_weights = nullptr;
+  l2.y = rows.y;
+  // L1 wrote every row L2 reads: no readiness to wait for, only L1 itself.
+  l2.ready_blocks = nullptr;
+  l2.ready_epoch_device = nullptr;
+  l2.allow_overlap_next = false;
+  l2.overlap_previous = sync != nullptr && sync->overlap_down;
+  return launch_fp8_expert_wgmma(l2, stream);
+}
+
+}  // namespace gcmoe::kernels

@@ -1,0 +1,37 @@
+#pragma once
+// One launch pair of the WGMMA expert FFN (L1 gate/up + SwiGLU + requantization, then L2 down)
+// over a set of rows, with a MoE layer's packed weights: what the single-rank layer
+// (moe_layer_sequential.h) and an expert-parallel rank (ep_moe_rank.h) both run.
+
+#include <cuda_runtime.h>
+
+#include <cstdint>
+
+#include "engine/common/status.h"
+#include "engine/formats/activation_quant.h"
+#include "kernels/moe/fp8_expert_gemm.h"
+#include "kernels/moe/moe_layer_sequential.h"
+
+namespace gcmoe::kernels {
+
+// How h is requantized for L2 under the model's activation recipe.
+RequantScale requant_of(formats::ActivationRecipe recipe);
+
+// Where the launch pair's rows live (device pointers, row 0 of this launch).
+struct ExpertFfnRows {
+  std::uint8_t const* x = nullptr;       // [rows, H] e4m3
+  float const* x_scales = nullptr;       // [rows, H / 128]
+  float const* route_weights = nullptr;  // optional [rows]: h *= weight (DeepSeek, before L2)
+  std::uint8_t* h = nullptr;             // [rows, I] e4m3
+  float* h_scales = nullptr;             // [rows, I / 128]
+  std::uint16_t* y = nullptr;            // [rows, H] bf16
+  int const* ready_rows = nullptr;       // with sync: per-row epoch flags L1 acquires
+};
+
+// `select` names the experts: expert_offsets / active_experts / num_active / max_active /
+// rows_per_expert_hint, or fixed_expert / fixed_rows; its other fields are ignored.
+Status launch_expert_ffn(MoeLayerConfig const& config, MoeLayerDeviceWeights const& weights,
+                         ExpertFfnRows const& rows, Fp8ExpertGemmArgs const& select,
+                         MoeLayerSync const* sync, cudaStream_t stream);
+
+}  // namespace gcmoe::kernels
