@@ -30,6 +30,7 @@
 
 #include "bench/common/device_fill.h"
 #include "bench/common/gpu_timing.h"
+#include "bench/common/moe_layer_weights.h"
 #include "engine/backends/cuda/device_buffer.h"
 #include "engine/common/cuda_check.h"
 #include "kernels/moe/fp8_expert_wgmma_layout.h"
@@ -53,59 +54,6 @@ struct Options {
   int only_tokens = 0;  // 0: the whole sweep
   bool ablations = false;
 };
-
-struct ModelShape {
-  char const* name;
-  kernels::MoeFamily family;
-  int hidden, inter, experts, top_k;
-  char const* expert_format;
-};
-
-constexpr ModelShape kGlm52{"glm5.2",
-                            kernels::MoeFamily::kGlm52,
-                            6144,
-                            2048,
-                            256,
-                            8,
-                            "fp8 e4m3, 128x128 f32 scales (the release's format)"};
-constexpr ModelShape kDeepseekV41{"deepseek-v4.1",
-                                  kernels::MoeFamily::kDeepseekV41,
-                                  5120,
-                                  2304,
-                                  384,
-                                  6,
-                                  "fp8 e4m3, 128x128 f32 scales, standing in for MXFP4"};
-
-std::int64_t align_up(std::int64_t v) {
-  return (v + 255) / 256 * 256;
-}
-
-PackedExpertSections sections(ModelShape const& m) {
-  PackedExpertSections s;
-  std::int64_t const l1_cells = (m.inter / 32) * (m.hidden / 128);
-  std::int64_t const l2_cells = (m.hidden / 64) * (m.inter / 128);
-  s.l1_scales = align_up(l1_cells * kernels::kWgmmaChunkBytes);
-  s.l2_codes = s.l1_scales + align_up(l1_cells * 8);
-  s.l2_scales = s.l2_codes + align_up(l2_cells * kernels::kWgmmaChunkBytes);
-  s.stride = s.l2_scales + align_up(l2_cells * 8);
-  return s;
-}
-
-// Random e4m3 codes with scale sections of plausible f32 scale_inv values.
-Status fill_experts(std::uint8_t* base, int experts, PackedExpertSections const& s,
-                    std::uint64_t seed, cudaStream_t stream) {
-  GCMOE_RETURN_IF_ERROR(fill_random_e4m3(base, experts * s.stride, seed, stream));
-  for (int e = 0; e < experts; ++e) {
-    std::uint8_t* const expert = base + e * s.stride;
-    GCMOE_RETURN_IF_ERROR(fill_random_floats(reinterpret_cast<float*>(expert + s.l1_scales),
-                                             (s.l2_codes - s.l1_scales) / 4, 1e-4f, 3e-4f,
-                                             seed + 2 * e + 1, stream));
-    GCMOE_RETURN_IF_ERROR(fill_random_floats(reinterpret_cast<float*>(expert + s.l2_scales),
-                                             (s.stride - s.l2_scales) / 4, 1e-4f, 3e-4f,
-                                             seed + 2 * e + 2, stream));
-  }
-  return Status();
-}
 
 // Experts the layer's own routing touched for `tokens` tokens (after a sequential run).
 StatusOr<std::size_t> touched_experts(kernels::MoeLayerSequential& steps, int tokens, int top_k,

@@ -3,6 +3,7 @@
 
 #include "engine/common/cuda_check.h"
 #include "kernels/hopper/ptx.cuh"
+#include "kernels/moe/bf16_row_sum.cuh"
 #include "kernels/moe/fp8_row_quantize.cuh"
 #include "kernels/moe/moe_local_dispatch.h"
 
@@ -107,13 +108,7 @@ __global__ void __launch_bounds__(kCombineThreads) local_combine_kernel(LocalCom
   }
   float acc[8] = {};
   auto const add_row = [&](std::uint16_t const* row, float weight) {
-    uint4 const v = *reinterpret_cast<uint4 const*>(row + h0);
-    std::uint32_t const words[4] = {v.x, v.y, v.z, v.w};
-#pragma unroll
-    for (int i = 0; i < 4; ++i) {
-      acc[2 * i] += weight * __uint_as_float(words[i] << 16);
-      acc[2 * i + 1] += weight * __uint_as_float(words[i] & 0xffff0000u);
-    }
+    add_bf16x8(acc, row + h0, weight);
   };
   for (int j = 0; j < a.top_k; ++j) {
     int const pair = t * a.top_k + j;
@@ -127,10 +122,7 @@ __global__ void __launch_bounds__(kCombineThreads) local_combine_kernel(LocalCom
     atomicAdd(a.epoch_to_advance, 1);
   }
   float* const out = a.out + static_cast<std::int64_t>(t) * a.hidden + h0;
-#pragma unroll
-  for (int i = 0; i < 8; ++i) {
-    out[i] = __bfloat162float(__float2bfloat16_rn(acc[i]));
-  }
+  store_bf16_rounded8(acc, out);
 }
 
 }  // namespace

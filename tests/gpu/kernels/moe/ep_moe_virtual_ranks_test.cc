@@ -1,18 +1,17 @@
 // Expert parallelism through the GC-MoE protocol with N virtual ranks on one GPU
-// (kernels/moe/ep_moe_rank.h): each rank brings its own tokens and holds E/N routed experts plus
-// the shared one; counts, rows, "done" signals and outputs cross ranks through the peers' buffers
-// and epoch flags. Every rank's output must match the single-rank layer on the same tokens with
-// all experts (and the CPU reference), over several steps with new inputs (both buffer parities,
-// the epoch advancing) and with a rank that brings no tokens. A rank that never arrives must end
-// its peers' step with DEADLINE_EXCEEDED, not a hang.
+// (kernels/moe/ep_moe_rank.h, ep_virtual_group.h): each rank brings its own tokens and holds E/N
+// routed experts plus the shared one; counts, rows, "done" signals and outputs cross ranks through
+// the peers' buffers and epoch flags. Every rank's output must match the single-rank layer on the
+// same tokens with all experts (and the CPU reference), over several steps with new inputs (both
+// buffer parities, the epoch advancing) and with a rank that brings no tokens. A rank that never
+// arrives must end its peers' step with DEADLINE_EXCEEDED, not a hang.
 #include <cstdio>
 #include <cstring>
 #include <memory>
 #include <random>
 #include <vector>
 
-#include "engine/backends/cuda/green_context.h"
-#include "kernels/moe/ep_moe_rank.h"
+#include "kernels/moe/ep_virtual_group.h"
 #include "kernels/moe/moe_layer_ref.h"
 #include "tests/gpu/kernels/moe/moe_layer_fixture.h"
 #include "tests/support/catch.h"
@@ -38,60 +37,18 @@ DeviceBuffer<std::uint8_t> rank_experts(testing::MoeLayerFixture const& f, int r
   return std::move(buffer).value();
 }
 
-struct Group {
-  std::vector<EpMoeRank> ranks;
-  std::vector<DeviceBuffer<std::uint8_t>> experts;
+// Rank r's weights: the fixture's router, its own experts (kept alive in `experts`).
+std::vector<MoeLayerDeviceWeights> rank_weights(testing::MoeLayerFixture const& f, int ranks,
+                                                std::vector<DeviceBuffer<std::uint8_t>>& experts) {
   std::vector<MoeLayerDeviceWeights> weights;
-};
-
-Group make_group(testing::MoeLayerFixture const& f, int ranks, int max_tokens) {
-  Group g;
-  EpPeers peers;
-  peers.ranks = ranks;
   for (int r = 0; r < ranks; ++r) {
-    auto rank = EpMoeRank::create(f.config, max_tokens, ranks, r);
-    REQUIRE(rank.status().to_string() == "OK");
-    peers.rank[r] = rank->buffers();
-    g.ranks.push_back(std::move(rank).value());
-    g.experts.push_back(rank_experts(f, ranks, r));
+    experts.push_back(rank_experts(f, ranks, r));
     MoeLayerDeviceWeights w = f.weights();
-    w.experts = g.experts.back().data();
+    w.experts = experts.back().data();
     w.shared_index = f.c.experts / ranks;
-    g.weights.push_back(w);
+    weights.push_back(w);
   }
-  for (auto& rank : g.ranks) {
-    REQUIRE(rank.set_peers(peers).ok());
-  }
-  return g;
-}
-
-// One step of every rank, in the order virtual ranks on one GPU need: each wait is for work
-// enqueued earlier on the other stream (comm) or earlier on its own (compute).
-void run_step(Group& g, std::vector<float const*> const& x, std::vector<int> const& tokens,
-              std::vector<float*> const& out, cudaStream_t compute, cudaStream_t comm) {
-  int const n = static_cast<int>(g.ranks.size());
-  for (auto& rank : g.ranks) {
-    rank.begin_step();
-  }
-  for (int r = 0; r < n; ++r) {
-    REQUIRE(g.ranks[r].route(g.weights[r], x[r], tokens[r], compute).ok());
-  }
-  for (int r = 0; r < n; ++r) {
-    REQUIRE(g.ranks[r].publish_counts(tokens[r], comm).ok());
-  }
-  for (int r = 0; r < n; ++r) {
-    REQUIRE(g.ranks[r].dispatch(x[r], tokens[r], comm).ok());
-  }
-  for (int r = 0; r < n; ++r) {
-    REQUIRE(g.ranks[r].plan_receive(compute).ok());
-    REQUIRE(g.ranks[r].experts(g.weights[r], compute).ok());
-  }
-  for (int r = 0; r < n; ++r) {
-    REQUIRE(g.ranks[r].shared_expert(g.weights[r], x[r], tokens[r], compute).ok());
-  }
-  for (int r = 0; r < n; ++r) {
-    REQUIRE(g.ranks[r].combine(g.weights[r], tokens[r], out[r], compute).ok());
-  }
+  return weights;
 }
 
 void run_ranks(int ranks, MoeFamily family) {
@@ -102,11 +59,10 @@ void run_ranks(int ranks, MoeFamily family) {
   c.tokens = 12;  // the most any rank brings
   c.seed = 500 + static_cast<std::uint64_t>(ranks);
   testing::MoeLayerFixture f = testing::make_moe_layer_fixture(c);
-  auto partition = cuda::SmPartition::create(0, 16);
-  REQUIRE(partition.ok());
-  auto const compute = reinterpret_cast<cudaStream_t>(partition->compute().stream());
-  auto const comm = reinterpret_cast<cudaStream_t>(partition->comm().stream());
-  Group g = make_group(f, ranks, c.tokens);
+  std::vector<DeviceBuffer<std::uint8_t>> experts;
+  auto const weights = rank_weights(f, ranks, experts);
+  auto group = EpVirtualGroup::create(f.config, c.tokens, weights, 0, 16);
+  REQUIRE(group.status().to_string() == "OK");
   auto single = MoeLayerSequential::create(f.config, c.tokens);
   REQUIRE(single.ok());
 
@@ -115,7 +71,8 @@ void run_ranks(int ranks, MoeFamily family) {
   int worst_mismatch_steps = 0;
   double worst_error = 0.0;
   double worst_vs_single = 0.0;
-  for (int step = 0; step < 3; ++step) {
+  // Steps 0-2 eager; step 3 replays captured graphs (both parities) with new inputs each time.
+  for (int step = 0; step < 5; ++step) {
     // Tokens per rank: uneven, and in step 1 rank 0 brings none.
     std::vector<int> tokens(static_cast<std::size_t>(ranks));
     std::vector<std::vector<float>> xs(static_cast<std::size_t>(ranks));
@@ -140,10 +97,23 @@ void run_ranks(int ranks, MoeFamily family) {
       d_x.push_back(std::move(dx).value());
       d_out.push_back(std::move(dout).value());
     }
-    run_step(g, x_ptrs, tokens, out_ptrs, compute, comm);
-    for (auto& rank : g.ranks) {
-      REQUIRE(rank.error().to_string() == "OK");
+    if (step < 3) {
+      REQUIRE(group->step(x_ptrs, tokens, out_ptrs).ok());
+    } else {
+      REQUIRE(group->capture(x_ptrs, tokens, out_ptrs).ok());
+      REQUIRE(group->replay().ok());
+      // The other parity's graph, on new contents of the same buffers.
+      REQUIRE(group->synchronize().to_string() == "OK");
+      for (int r = 0; r < ranks; ++r) {
+        for (auto& v : xs[static_cast<std::size_t>(r)]) {
+          v = normal(rng);
+        }
+        REQUIRE(
+            d_x[static_cast<std::size_t>(r)].copy_from_host(xs[static_cast<std::size_t>(r)]).ok());
+      }
+      REQUIRE(group->replay().ok());
     }
+    REQUIRE(group->synchronize().to_string() == "OK");
     for (int r = 0; r < ranks; ++r) {
       int const t = tokens[static_cast<std::size_t>(r)];
       if (t == 0) {
@@ -175,7 +145,8 @@ void run_ranks(int ranks, MoeFamily family) {
     }
   }
   std::printf(
-      "ep virtual ranks=%d %s E=%d k=%d: 3 steps, worst rel_l2 vs single-rank %.3e "
+      "ep virtual ranks=%d %s E=%d k=%d: 3 eager steps + 2 graph replays, worst rel_l2 vs "
+      "single-rank %.3e "
       "(rank-steps not bit-equal: %d), worst rel_l2_error vs CPU reference %.3e\n",
       ranks, f.family_name(), c.experts, c.top_k, worst_vs_single, worst_mismatch_steps,
       worst_error);
@@ -198,18 +169,21 @@ TEST_CASE("EP: a rank that never arrives ends its peers' step with an error") {
   c.top_k = 4;
   c.tokens = 4;
   testing::MoeLayerFixture f = testing::make_moe_layer_fixture(c);
-  Group g = make_group(f, 2, c.tokens);
-  g.ranks[0].set_timeout_ns(50'000'000);  // 50 ms
+  std::vector<DeviceBuffer<std::uint8_t>> experts;
+  auto const weights = rank_weights(f, 2, experts);
+  auto group = EpVirtualGroup::create(f.config, c.tokens, weights, 0, 16);
+  REQUIRE(group.ok());
+  EpMoeRank& rank = group->rank(0);
+  rank.set_timeout_ns(50'000'000);  // 50 ms
   cudaStream_t stream = nullptr;
   REQUIRE(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking) == cudaSuccess);
-  EpMoeRank& rank = g.ranks[0];
   rank.begin_step();
-  REQUIRE(rank.route(g.weights[0], f.d_x.data(), c.tokens, stream).ok());
+  REQUIRE(rank.route(weights[0], f.d_x.data(), c.tokens, stream).ok());
   REQUIRE(rank.publish_counts(c.tokens, stream).ok());
   REQUIRE(rank.dispatch(f.d_x.data(), c.tokens, stream).ok());
   REQUIRE(rank.plan_receive(stream).ok());
-  REQUIRE(rank.experts(g.weights[0], stream).ok());
-  REQUIRE(rank.combine(g.weights[0], c.tokens, f.d_out.data(), stream).ok());
+  REQUIRE(rank.experts(weights[0], stream).ok());
+  REQUIRE(rank.combine(weights[0], c.tokens, f.d_out.data(), stream).ok());
   Status const status = rank.error();
   std::printf("rank 0 without rank 1: %s\n", status.to_string().c_str());
   CHECK(status.code() == StatusCode::kDeadlineExceeded);

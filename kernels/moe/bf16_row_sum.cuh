@@ -1,0 +1,33 @@
+#pragma once
+// The combine's inner step, shared by the single-rank combine (moe_local_dispatch.cu) and the
+// expert-parallel one (ep_dispatch.cu): 8 consecutive bf16 values (one 16-byte load) added, times
+// a weight, into fp32 accumulators, then one rounding to bf16 at the end (moe_combine_ref's order).
+
+#include <cuda_bf16.h>
+
+#include <cstdint>
+
+namespace gcmoe::kernels {
+
+// acc[i] += weight · row[i], i < 8; row 16-byte aligned. L2-only load (`__ldcg`): rows may come
+// from another rank or partition, written after this SM last cached them.
+__device__ __forceinline__ void add_bf16x8(float (&acc)[8], std::uint16_t const* row,
+                                           float weight) {
+  uint4 const v = __ldcg(reinterpret_cast<uint4 const*>(row));
+  std::uint32_t const words[4] = {v.x, v.y, v.z, v.w};
+#pragma unroll
+  for (int i = 0; i < 4; ++i) {
+    acc[2 * i] += weight * __uint_as_float(words[i] << 16);
+    acc[2 * i + 1] += weight * __uint_as_float(words[i] & 0xffff0000u);
+  }
+}
+
+// out[i] = bf16(acc[i]) as fp32, i < 8.
+__device__ __forceinline__ void store_bf16_rounded8(float const (&acc)[8], float* out) {
+#pragma unroll
+  for (int i = 0; i < 8; ++i) {
+    out[i] = __bfloat162float(__float2bfloat16_rn(acc[i]));
+  }
+}
+
+}  // namespace gcmoe::kernels
