@@ -112,12 +112,39 @@ __device__ __forceinline__ void store_release_gpu(int* p, int v) {
   asm volatile("st.release.gpu.global.b32 [%0], %1;" ::"l"(p), "r"(v) : "memory");
 }
 
+// System scope: flags written or read by a peer GPU (peer-mapped memory over NVLink).
+__device__ __forceinline__ int load_acquire_sys(int const* p) {
+  int v = 0;
+  asm volatile("ld.acquire.sys.global.b32 %0, [%1];" : "=r"(v) : "l"(p) : "memory");
+  return v;
+}
+
+__device__ __forceinline__ void store_release_sys(int* p, int v) {
+  asm volatile("st.release.sys.global.b32 [%0], %1;" ::"l"(p), "r"(v) : "memory");
+}
+
+// A flag another thread publishes: gpu scope within one GPU, system scope across GPUs.
+__device__ __forceinline__ int load_acquire(int const* p, bool system) {
+  return system ? load_acquire_sys(p) : load_acquire_gpu(p);
+}
+
+// Publishes v after every write this thread (and, through a preceding barrier, its block) made.
+__device__ __forceinline__ void publish(int* p, int v, bool system) {
+  if (system) {
+    __threadfence_system();
+    store_release_sys(p, v);
+  } else {
+    __threadfence();
+    store_release_gpu(p, v);
+  }
+}
+
 // Polls *flag (acquire) until it reaches `target`; false once timeout_ns pass first (the caller
 // raises its error flag and goes on, so a peer that never arrives ends in an error, not a hang).
 __device__ __forceinline__ bool spin_until_at_least(int const* flag, int target,
-                                                    std::uint64_t timeout_ns) {
+                                                    std::uint64_t timeout_ns, bool system = false) {
   std::uint64_t const start = global_timer_ns();
-  while (load_acquire_gpu(flag) < target) {
+  while (load_acquire(flag, system) < target) {
     if (global_timer_ns() - start > timeout_ns) {
       return false;
     }

@@ -14,7 +14,7 @@ constexpr int kPlanThreads = 256;
 constexpr int kCombineThreads = 64;  // 8 hidden values each
 
 __device__ void wait_or_flag(EpStep const& s, int const* flag, int target) {
-  if (!hopper::spin_until_at_least(flag, target, s.timeout_ns)) {
+  if (!hopper::spin_until_at_least(flag, target, s.timeout_ns, s.system_scope)) {
     atomicExch(s.error, 1u);
   }
 }
@@ -34,10 +34,9 @@ __global__ void __launch_bounds__(kPlanThreads)
   }
   __syncthreads();
   if (threadIdx.x == 0) {
-    __threadfence();
     int const epoch = *s.epoch;
     for (int d = 0; d < s.peers.ranks; ++d) {
-      hopper::store_release_gpu(s.peers.rank[d].count_flags[s.parity] + s.rank, epoch);
+      hopper::publish(s.peers.rank[d].count_flags[s.parity] + s.rank, epoch, s.system_scope);
     }
   }
 }
@@ -55,8 +54,8 @@ __global__ void __launch_bounds__(kPlanThreads) ep_plan_kernel(EpStep s, EpPlanO
   }
   __syncthreads();
   if (static_cast<int>(threadIdx.x) < ranks &&
-      !hopper::spin_until_at_least(mine.count_flags[s.parity] + threadIdx.x, *s.epoch,
-                                   s.timeout_ns)) {
+      !hopper::spin_until_at_least(mine.count_flags[s.parity] + threadIdx.x, *s.epoch, s.timeout_ns,
+                                   s.system_scope)) {
     atomicExch(s.error, 1u);
     timed_out = 1;
   }
@@ -126,16 +125,14 @@ __global__ void __launch_bounds__(kRowQuantWarps * 32)
                    to.recv_scales[s.parity] + dest * groups);
   __syncthreads();
   if (threadIdx.x == 0) {
-    __threadfence();
-    hopper::store_release_gpu(to.row_flags[s.parity] + dest, *s.epoch);
+    hopper::publish(to.row_flags[s.parity] + dest, *s.epoch, s.system_scope);
   }
 }
 
 __global__ void ep_signal_done_kernel(EpStep s) {
   int const d = static_cast<int>(threadIdx.x);
   if (d < s.peers.ranks) {
-    __threadfence();
-    hopper::store_release_gpu(s.peers.rank[d].done_flags + s.rank, *s.epoch);
+    hopper::publish(s.peers.rank[d].done_flags + s.rank, *s.epoch, s.system_scope);
   }
 }
 

@@ -11,8 +11,8 @@
 // buffers, counts and their flags come in two sets chosen by the replay's parity (the host
 // alternates two graphs), so a fast rank writing replay p+1 never overwrites what a slow rank
 // still reads for replay p, and nothing is cleared between replays.
-// Scope note: the flags use gpu-scope release/acquire, right for one GPU; peers on other GPUs need
-// sys-scope (NVLink) variants — to add with the NCCL path.
+// Flags use gpu-scope release/acquire among ranks of one GPU and system scope (system_scope)
+// when peers sit on other GPUs.
 
 #include <cuda_runtime.h>
 
@@ -52,6 +52,8 @@ struct EpStep {
   int const* epoch = nullptr;  // device scalar, the same on every rank in a step
   unsigned* error = nullptr;   // set to 1 by a wait past timeout_ns
   std::uint64_t timeout_ns = 2'000'000'000;
+  // Peers on other GPUs (peer-mapped memory): flags are published and acquired at system scope.
+  bool system_scope = false;
 };
 
 // 1. After the local routing (expert_offsets over all E experts of this rank's own pairs,

@@ -101,7 +101,8 @@ EpStep EpMoeRank::step() const {
           .hidden = config_.hidden,
           .epoch = epoch_.data(),
           .error = error_.data(),
-          .timeout_ns = timeout_ns_};
+          .timeout_ns = timeout_ns_,
+          .system_scope = system_scope_};
 }
 
 MoeLayerSync EpMoeRank::sync() const {
@@ -109,7 +110,8 @@ MoeLayerSync EpMoeRank::sync() const {
           .layout_ready = layout_ready_.data(),
           .error = error_.data(),
           .overlap_down = true,
-          .wait_timeout_ns = timeout_ns_};
+          .wait_timeout_ns = timeout_ns_,
+          .system_scope = system_scope_};
 }
 
 Status EpMoeRank::route(MoeLayerDeviceWeights const& weights, float const* x, int num_tokens,

@@ -52,6 +52,8 @@ class EpMoeRank {
   Status combine(MoeLayerDeviceWeights const& weights, int num_tokens, float* out,
                  cudaStream_t stream);
 
+  // Peers on other GPUs: flags at system scope (set before the first step).
+  void set_system_scope(bool system) { system_scope_ = system; }
   // How long a wait for a peer may take before the step ends in an error (default 2 s).
   void set_timeout_ns(std::uint64_t ns) { timeout_ns_ = ns; }
   // DEADLINE_EXCEEDED when a wait of this rank timed out since the last check (syncs the device).
@@ -68,9 +70,10 @@ class EpMoeRank {
   int ranks_ = 1;
   int rank_ = 0;
   int max_tokens_ = 0;
-  int capacity_ = 0;                         // rows this rank can receive
-  int parity_ = 1;                           // begin_step makes the first step's 0
+  int capacity_ = 0;  // rows this rank can receive
+  int parity_ = 1;    // begin_step makes the first step's 0
   std::uint64_t timeout_ns_ = 2'000'000'000;
+  bool system_scope_ = false;
   std::optional<MoeLayerSequential> local_;  // routing and the shared expert; always set
   EpPeers peers_;
   bool peers_set_ = false;

@@ -50,6 +50,7 @@ Status launch_expert_ffn(MoeLayerConfig const& c, MoeLayerDeviceWeights const& w
     l1.ready_epoch_device = sync->epoch;
     l1.error = sync->error;
     l1.ready_timeout_ns = sync->wait_timeout_ns;
+    l1.ready_system_scope = sync->system_scope;
     l1.allow_overlap_next = sync->overlap_down;
   }
   GCMOE_RETURN_IF_ERROR(launch_fp8_expert_wgmma(l1, stream));

@@ -71,6 +71,7 @@ struct Fp8ExpertGemmArgs {
   // Device scalar read at kernel start in place of ready_epoch: a replayed CUDA graph's epoch
   // advances on the device (the layer's last kernel bumps it), so no node is re-parameterized.
   int const* ready_epoch_device = nullptr;
+  bool ready_system_scope = false;                 // the counters are released by another GPU
   std::uint64_t ready_timeout_ns = 2'000'000'000;  // 2 s
   unsigned* error = nullptr;
   // Programmatic dependent launch (WGMMA version only). overlap_previous: launched so it may start

@@ -26,7 +26,7 @@ __device__ void wait_rows_ready(Fp8ExpertGemmArgs const& args, int epoch, int pa
   int const last = (pass + rows - 1) / args.ready_block_rows;
   for (int b = first + lane; b <= last; b += 32) {
     std::uint64_t const start = ptx::global_timer_ns();
-    while (ptx::load_acquire_gpu(args.ready_blocks + b) < epoch) {
+    while (ptx::load_acquire(args.ready_blocks + b, args.ready_system_scope) < epoch) {
       if (ptx::global_timer_ns() - start > args.ready_timeout_ns) {
         atomicExch(args.error, 1u);
         break;

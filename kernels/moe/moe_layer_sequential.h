@@ -59,6 +59,7 @@ struct MoeLayerSync {
   unsigned* error = nullptr;  // set to 1 when a GEMM wait times out
   bool overlap_down = false;  // L2 launched to start while L1 runs (programmatic dependent launch)
   std::uint64_t wait_timeout_ns = 2'000'000'000;  // the GEMM's wait for a row, then *error = 1
+  bool system_scope = false;                      // rows are published by other GPUs
 };
 
 class MoeLayerSequential {
