@@ -203,6 +203,44 @@ Status EpMoeRank::combine(MoeLayerDeviceWeights const& weights, int num_tokens, 
   return ep_advance_epoch(epoch_.data(), stream);
 }
 
+Status EpMoeRank::enqueue_step(MoeLayerDeviceWeights const& weights, float const* x, int num_tokens,
+                               float* out, Streams const& s) {
+  begin_step();
+  auto const fork = [](cudaEvent_t event, cudaStream_t from, cudaStream_t to) -> Status {
+    if (from == to) {
+      return Status();
+    }
+    GCMOE_CHECK_CUDA(cudaEventRecord(event, from));
+    GCMOE_CHECK_CUDA(cudaStreamWaitEvent(to, event, 0));
+    return Status();
+  };
+  GCMOE_RETURN_IF_ERROR(fork(s.fork, s.compute, s.comm));
+  GCMOE_RETURN_IF_ERROR(fork(s.fork, s.compute, s.side));
+  // Roots of the step: the shared expert (no routing) and the comm kernels, which acquire the
+  // routing the compute partition publishes (no graph edge between the partitions).
+  if (s.side != s.compute) {
+    GCMOE_RETURN_IF_ERROR(shared_expert(weights, x, num_tokens, s.side));
+  }
+  if (s.comm != s.compute) {
+    GCMOE_RETURN_IF_ERROR(publish_counts(num_tokens, s.comm));
+    GCMOE_RETURN_IF_ERROR(dispatch(x, num_tokens, s.comm));
+  }
+  GCMOE_RETURN_IF_ERROR(route(weights, x, num_tokens, s.compute));
+  if (s.comm == s.compute) {
+    GCMOE_RETURN_IF_ERROR(publish_counts(num_tokens, s.compute));
+    GCMOE_RETURN_IF_ERROR(dispatch(x, num_tokens, s.compute));
+  }
+  GCMOE_RETURN_IF_ERROR(plan_receive(s.compute));
+  GCMOE_RETURN_IF_ERROR(experts(weights, s.compute));
+  if (s.side == s.compute) {
+    GCMOE_RETURN_IF_ERROR(shared_expert(weights, x, num_tokens, s.compute));
+  }
+  GCMOE_RETURN_IF_ERROR(fork(s.side_done, s.side, s.compute));
+  GCMOE_RETURN_IF_ERROR(combine(weights, num_tokens, out, s.compute));
+  // The comm stream rejoins after the combine, off the critical path.
+  return fork(s.comm_done, s.comm, s.compute);
+}
+
 Status EpMoeRank::error() {
   GCMOE_CHECK_CUDA(cudaDeviceSynchronize());
   std::array<unsigned, 1> flag{};

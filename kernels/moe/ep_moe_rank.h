@@ -56,6 +56,22 @@ class EpMoeRank {
   void set_system_scope(bool system) { system_scope_ = system; }
   // How long a wait for a peer may take before the step ends in an error (default 2 s).
   void set_timeout_ns(std::uint64_t ns) { timeout_ns_ = ns; }
+  // Where one whole step goes when the rank has a GPU of its own: the routing, GEMM and combine
+  // on `compute`, the count exchange and dispatch on `comm`, the shared expert on `side` (GC-MoE:
+  // comm and compute in their green contexts, side a second compute stream); all three the same
+  // stream for the sequential baseline. The events fork and join the streams (capturable).
+  struct Streams {
+    cudaStream_t compute = nullptr;
+    cudaStream_t comm = nullptr;
+    cudaStream_t side = nullptr;
+    cudaEvent_t fork = nullptr;
+    cudaEvent_t comm_done = nullptr;
+    cudaEvent_t side_done = nullptr;
+  };
+  // begin_step, then every step above in this rank's own order.
+  Status enqueue_step(MoeLayerDeviceWeights const& weights, float const* x, int num_tokens,
+                      float* out, Streams const& streams);
+
   // DEADLINE_EXCEEDED when a wait of this rank timed out since the last check (syncs the device).
   Status error();
   MoeLayerSequential& local() { return *local_; }

@@ -1,5 +1,6 @@
 // Expert parallelism across GPUs (kernels/moe/ep_moe_rank.h): one rank per GPU, each enqueuing its
-// own steps in its own order as a process per GPU would; peers' buffers are peer-mapped device
+// own step (EpMoeRank::enqueue_step, sequential and GC-MoE placements alternating) as a process
+// per GPU would; peers' buffers are peer-mapped device
 // pointers and every flag is published and acquired at system scope. Every rank's output must
 // equal the single-rank layer (all experts, one GPU) on the same tokens, over several steps with
 // uneven token counts and a rank with none. Needs 2 GPUs (the runner skips with fewer).
@@ -36,6 +37,8 @@ struct GpuRank {
   MoeLayerDeviceWeights weights;
   cudaStream_t compute = nullptr;
   cudaStream_t comm = nullptr;
+  cudaStream_t side = nullptr;
+  cudaEvent_t events[3] = {};
 };
 
 TEST_CASE("EP across GPUs: one rank per GPU equals the single-rank layer") {
@@ -94,6 +97,10 @@ TEST_CASE("EP across GPUs: one rank per GPU equals the single-rank layer") {
     g.out = std::move(out).value();
     REQUIRE(cudaStreamCreateWithFlags(&g.compute, cudaStreamNonBlocking) == cudaSuccess);
     REQUIRE(cudaStreamCreateWithFlags(&g.comm, cudaStreamNonBlocking) == cudaSuccess);
+    REQUIRE(cudaStreamCreateWithFlags(&g.side, cudaStreamNonBlocking) == cudaSuccess);
+    for (auto& event : g.events) {
+      REQUIRE(cudaEventCreateWithFlags(&event, cudaEventDisableTiming) == cudaSuccess);
+    }
     auto rank = EpMoeRank::create(f.config, c.tokens, ranks, r);
     REQUIRE(rank.status().to_string() == "OK");
     rank->set_system_scope(true);
@@ -128,14 +135,15 @@ TEST_CASE("EP across GPUs: one rank per GPU equals the single-rank layer") {
       EpMoeRank& ep = eps[static_cast<std::size_t>(r)];
       int const t = tokens[static_cast<std::size_t>(r)];
       REQUIRE(cudaSetDevice(r) == cudaSuccess);
-      ep.begin_step();
-      REQUIRE(ep.route(g.weights, g.x.data(), t, g.compute).ok());
-      REQUIRE(ep.publish_counts(t, g.comm).ok());
-      REQUIRE(ep.dispatch(g.x.data(), t, g.comm).ok());
-      REQUIRE(ep.plan_receive(g.compute).ok());
-      REQUIRE(ep.experts(g.weights, g.compute).ok());
-      REQUIRE(ep.shared_expert(g.weights, g.x.data(), t, g.compute).ok());
-      REQUIRE(ep.combine(g.weights, t, g.out.data(), g.compute).ok());
+      // Even steps: the sequential placement (one stream); odd: GC-MoE's (comm and side streams).
+      bool const split = step % 2 == 1;
+      EpMoeRank::Streams const streams{.compute = g.compute,
+                                       .comm = split ? g.comm : g.compute,
+                                       .side = split ? g.side : g.compute,
+                                       .fork = g.events[0],
+                                       .comm_done = g.events[1],
+                                       .side_done = g.events[2]};
+      REQUIRE(ep.enqueue_step(g.weights, g.x.data(), t, g.out.data(), streams).ok());
     }
     for (int r = 0; r < ranks; ++r) {
       REQUIRE(cudaSetDevice(r) == cudaSuccess);
@@ -174,6 +182,10 @@ TEST_CASE("EP across GPUs: one rank per GPU equals the single-rank layer") {
     REQUIRE(cudaSetDevice(g.device) == cudaSuccess);
     REQUIRE(cudaStreamDestroy(g.compute) == cudaSuccess);
     REQUIRE(cudaStreamDestroy(g.comm) == cudaSuccess);
+    REQUIRE(cudaStreamDestroy(g.side) == cudaSuccess);
+    for (auto event : g.events) {
+      REQUIRE(cudaEventDestroy(event) == cudaSuccess);
+    }
   }
   REQUIRE(cudaSetDevice(0) == cudaSuccess);
 }

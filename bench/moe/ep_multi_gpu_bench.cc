@@ -1,0 +1,264 @@
+// bench_ep_multi_gpu: one expert-parallel MoE layer across the GPUs of one host (one rank per
+// GPU, peer-mapped buffers, system-scope flags; kernels/moe/ep_moe_rank.h), GLM-5.2 shape (H 6144,
+// I 2048, 256 experts, top-8, shared expert): GC-MoE (each rank's count exchange and dispatch on a
+// comm green context, the shared expert beside the router, the GEMM acquiring rows as they land)
+// against the sequential baseline (the same steps of each rank on one stream over its whole GPU),
+// in the same run. Each mode is one CUDA graph per rank and parity, replayed `--reps` times on all
+// ranks; the time is the host wall clock of the replays over their count (graphs are
+// asynchronous; all ranks synchronized at the end). The floor: the most bytes any one GPU must
+// read (its touched experts + the shared expert + the fp32 router) over the SM read ceiling of GPU
+// 0.
+//
+// Usage: bench_ep_multi_gpu [--out FILE] [--reps 50] [--commit SHA] [--comm 16]
+#include <cuda_runtime.h>
+#include <fmt/format.h>
+
+#include <CLI/CLI.hpp>
+#include <algorithm>
+#include <chrono>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "bench/common/device_fill.h"
+#include "bench/common/gpu_timing.h"
+#include "bench/common/moe_layer_weights.h"
+#include "engine/backends/cuda/device_buffer.h"
+#include "engine/backends/cuda/graph.h"
+#include "engine/backends/cuda/green_context.h"
+#include "engine/backends/cuda/stream.h"
+#include "engine/common/cuda_check.h"
+#include "kernels/moe/ep_moe_rank.h"
+
+namespace gcmoe::bench {
+namespace {
+
+using cuda::DeviceBuffer;
+
+constexpr int kMaxTokensPerRank = 64;
+
+struct Options {
+  std::string out = "ep_multi_gpu.json";
+  int reps = 50;
+  std::string commit = "unknown";
+  int comm_sms = 16;
+};
+
+struct Gpu {
+  int device = 0;
+  DeviceBuffer<std::uint8_t> experts;
+  DeviceBuffer<float> gate, bias, x, out;
+  kernels::MoeLayerDeviceWeights weights;
+  cuda::SmPartition partition;
+  cuda::Stream plain;
+  cuda::Event fork, comm_done, side_done;
+  cuda::Graph graphs[2];
+};
+
+Status enable_peers(int n) {
+  for (int a = 0; a < n; ++a) {
+    GCMOE_CHECK_CUDA(cudaSetDevice(a));
+    for (int b = 0; b < n; ++b) {
+      if (a != b) {
+        cudaError_t const e = cudaDeviceEnablePeerAccess(b, 0);
+        if (e != cudaSuccess && e != cudaErrorPeerAccessAlreadyEnabled) {
+          return cuda_runtime_status(e, "cudaDeviceEnablePeerAccess", __FILE__, __LINE__);
+        }
+        cudaGetLastError();
+      }
+    }
+  }
+  return Status();
+}
+
+// Replays every rank's graph `reps` times (parities alternating); wall µs per layer.
+StatusOr<double> time_replays(std::vector<Gpu>& gpus, std::vector<kernels::EpMoeRank>& ranks,
+                              int reps, bool gc) {
+  auto const replay_all = [&](int i) -> Status {
+    for (auto& g : gpus) {
+      GCMOE_CHECK_CUDA(cudaSetDevice(g.device));
+      cudaStream_t const s =
+          gc ? reinterpret_cast<cudaStream_t>(g.partition.compute().stream()) : g.plain.get();
+      GCMOE_RETURN_IF_ERROR(g.graphs[i % 2].launch(s));
+    }
+    return Status();
+  };
+  auto const sync_all = [&]() -> Status {
+    for (std::size_t r = 0; r < gpus.size(); ++r) {
+      GCMOE_CHECK_CUDA(cudaSetDevice(gpus[r].device));
+      GCMOE_RETURN_IF_ERROR(ranks[r].error());
+    }
+    return Status();
+  };
+  for (int i = 0; i < 4; ++i) {
+    GCMOE_RETURN_IF_ERROR(replay_all(i));
+  }
+  GCMOE_RETURN_IF_ERROR(sync_all());
+  auto const start = std::chrono::steady_clock::now();
+  for (int i = 0; i < reps; ++i) {
+    GCMOE_RETURN_IF_ERROR(replay_all(i));
+  }
+  GCMOE_RETURN_IF_ERROR(sync_all());
+  std::chrono::duration<double, std::micro> const elapsed =
+      std::chrono::steady_clock::now() - start;
+  return elapsed.count() / reps;
+}
+
+Status run(Options const& options) {
+  int devices = 0;
+  GCMOE_CHECK_CUDA(cudaGetDeviceCount(&devices));
+  if (devices < 2) {
+    return Status(StatusCode::kFailedPrecondition, "bench_ep_multi_gpu needs 2 or more GPUs");
+  }
+  int const n = std::min(devices, 8);
+  GCMOE_RETURN_IF_ERROR(enable_peers(n));
+  ModelShape const& m = kGlm52;
+  kernels::PackedExpertSections const sec = sections(m);
+  std::int64_t const stride = sec.stride;
+  int const local = m.experts / n;
+  GCMOE_CHECK_CUDA(cudaSetDevice(0));
+  cuda::Stream stream0;
+  GCMOE_ASSIGN_OR_RETURN(stream0, cuda::Stream::create());
+  GCMOE_ASSIGN_OR_RETURN(MemoryCeilings const ceilings, measure_memory_ceilings(stream0.get()));
+  double const ceiling_gbps = ceilings.best();
+  kernels::MoeLayerConfig const config = kernels::moe_layer_config(
+      m.family, m.hidden, m.inter, m.experts, m.top_k, /*fp8_activations=*/true);
+  std::vector<Gpu> gpus(static_cast<std::size_t>(n));
+  std::vector<kernels::EpMoeRank> ranks;
+  kernels::EpPeers peers;
+  peers.ranks = n;
+  for (int r = 0; r < n; ++r) {
+    Gpu& g = gpus[static_cast<std::size_t>(r)];
+    g.device = r;
+    GCMOE_CHECK_CUDA(cudaSetDevice(r));
+    GCMOE_ASSIGN_OR_RETURN(g.experts, DeviceBuffer<std::uint8_t>::allocate((local + 1) * stride));
+    GCMOE_ASSIGN_OR_RETURN(g.gate, DeviceBuffer<float>::allocate(m.experts * m.hidden));
+    GCMOE_ASSIGN_OR_RETURN(g.bias, DeviceBuffer<float>::allocate(m.experts));
+    GCMOE_ASSIGN_OR_RETURN(g.x, DeviceBuffer<float>::allocate(kMaxTokensPerRank * m.hidden));
+    GCMOE_ASSIGN_OR_RETURN(g.out, DeviceBuffer<float>::allocate(kMaxTokensPerRank * m.hidden));
+    // Each GPU's own experts; the router and its bias are the same everywhere (same seeds).
+    GCMOE_RETURN_IF_ERROR(fill_experts(g.experts.data(), local + 1, sec, 11 + 1000 * r, nullptr));
+    GCMOE_RETURN_IF_ERROR(
+        fill_random_floats(g.gate.data(), m.experts * m.hidden, -0.02f, 0.02f, 7, nullptr));
+    GCMOE_RETURN_IF_ERROR(fill_random_floats(g.bias.data(), m.experts, -0.01f, 0.01f, 8, nullptr));
+    GCMOE_RETURN_IF_ERROR(
+        fill_random_floats(g.x.data(), kMaxTokensPerRank * m.hidden, -2.0f, 2.0f, 9 + r, nullptr));
+    g.weights = {.gate_weight = g.gate.data(),
+                 .bias = g.bias.data(),
+                 .experts = g.experts.data(),
+                 .sections = sec,
+                 .has_shared = true,
+                 .shared_index = local};
+    GCMOE_ASSIGN_OR_RETURN(g.partition, cuda::SmPartition::create(r, options.comm_sms));
+    GCMOE_ASSIGN_OR_RETURN(g.plain, cuda::Stream::create());
+    GCMOE_ASSIGN_OR_RETURN(g.fork, cuda::Event::create());
+    GCMOE_ASSIGN_OR_RETURN(g.comm_done, cuda::Event::create());
+    GCMOE_ASSIGN_OR_RETURN(g.side_done, cuda::Event::create());
+    GCMOE_ASSIGN_OR_RETURN(auto rank, kernels::EpMoeRank::create(config, kMaxTokensPerRank, n, r));
+    rank.set_system_scope(true);
+    peers.rank[r] = rank.buffers();
+    ranks.push_back(std::move(rank));
+    GCMOE_CHECK_CUDA(cudaDeviceSynchronize());
+  }
+  for (auto& rank : ranks) {
+    GCMOE_RETURN_IF_ERROR(rank.set_peers(peers));
+  }
+  double const router_bytes = 4.0 * m.experts * m.hidden;
+  fmt::print(
+      "{} GPUs, GLM-5.2 shape, {} experts per GPU + shared; ceiling (GPU 0, SM read) {:.0f} "
+      "GB/s; comm partition {} SMs\n",
+      n, local, ceiling_gbps, gpus[0].partition.comm().sm_count());
+  fmt::print("{:>7} {:>12} {:>9} {:>13} {:>9} {:>8} {:>8}\n", "T/rank", "max_touched", "floor_us",
+             "sequential_us", "gc_us", "speedup", "gc/floor");
+  nlohmann::json points = nlohmann::json::array();
+  for (int const tokens : {1, 4, 16, 64}) {
+    double us[2] = {0.0, 0.0};
+    for (int const gc : {0, 1}) {
+      for (std::size_t r = 0; r < gpus.size(); ++r) {
+        Gpu& g = gpus[r];
+        GCMOE_CHECK_CUDA(cudaSetDevice(g.device));
+        kernels::EpMoeRank::Streams streams;
+        if (gc == 1) {
+          streams.compute = reinterpret_cast<cudaStream_t>(g.partition.compute().stream());
+          streams.comm = reinterpret_cast<cudaStream_t>(g.partition.comm().stream());
+          streams.side = reinterpret_cast<cudaStream_t>(g.partition.compute().side_stream());
+        } else {
+          streams.compute = streams.comm = streams.side = g.plain.get();
+        }
+        streams.fork = g.fork.get();
+        streams.comm_done = g.comm_done.get();
+        streams.side_done = g.side_done.get();
+        for (auto& graph : g.graphs) {
+          GCMOE_ASSIGN_OR_RETURN(graph, cuda::Graph::capture(streams.compute, [&](cudaStream_t) {
+                                   return ranks[r].enqueue_step(g.weights, g.x.data(), tokens,
+                                                                g.out.data(), streams);
+                                 }));
+        }
+      }
+      GCMOE_ASSIGN_OR_RETURN(us[gc], time_replays(gpus, ranks, options.reps, gc == 1));
+    }
+    // Touched experts per GPU from each rank's routing (its expert offsets over all E experts).
+    std::vector<std::set<int>> touched(static_cast<std::size_t>(n));
+    for (int r = 0; r < n; ++r) {
+      GCMOE_CHECK_CUDA(cudaSetDevice(r));
+      std::vector<std::int32_t> offsets(static_cast<std::size_t>(m.experts) + 1);
+      GCMOE_CHECK_CUDA(cudaMemcpy(offsets.data(),
+                                  ranks[static_cast<std::size_t>(r)].local().expert_offsets(),
+                                  offsets.size() * 4, cudaMemcpyDeviceToHost));
+      for (int e = 0; e < m.experts; ++e) {
+        if (offsets[static_cast<std::size_t>(e) + 1] > offsets[static_cast<std::size_t>(e)]) {
+          touched[static_cast<std::size_t>(e / local)].insert(e);
+        }
+      }
+    }
+    std::size_t max_touched = 0;
+    for (auto const& t : touched) {
+      max_touched = std::max(max_touched, t.size());
+    }
+    double const bytes = (static_cast<double>(max_touched) + 1.0) * stride + router_bytes;
+    double const floor_us = bytes / (ceiling_gbps * 1e9) * 1e6;
+    fmt::print("{:>7} {:>12} {:>9.1f} {:>13.1f} {:>9.1f} {:>7.2f}x {:>7.2f}x\n", tokens,
+               max_touched, floor_us, us[0], us[1], us[0] / us[1], us[1] / floor_us);
+    points.push_back({{"tokens_per_rank", tokens},
+                      {"max_touched_experts_per_gpu", max_touched},
+                      {"floor_us", floor_us},
+                      {"sequential_us", us[0]},
+                      {"gc_moe_us", us[1]},
+                      {"speedup_over_sequential", us[0] / us[1]},
+                      {"gc_moe_over_floor", us[1] / floor_us}});
+  }
+  cudaDeviceProp prop{};
+  GCMOE_CHECK_CUDA(cudaGetDeviceProperties(&prop, 0));
+  nlohmann::json const doc = {{"benchmark", "ep_multi_gpu"},
+                              {"gpus", n},
+                              {"model_shape", "glm5.2"},
+                              {"device", prop.name},
+                              {"commit", options.commit},
+                              {"ceiling_gbps", ceiling_gbps},
+                              {"comm_sms", gpus[0].partition.comm().sm_count()},
+                              {"reps", options.reps},
+                              {"points", points}};
+  std::ofstream(options.out) << doc.dump(2) << "\n";
+  return Status();
+}
+
+}  // namespace
+}  // namespace gcmoe::bench
+
+int main(int argc, char** argv) {
+  gcmoe::bench::Options options;
+  CLI::App app{"bench_ep_multi_gpu: GC-MoE vs the sequential baseline across the GPUs of a host"};
+  app.add_option("--out", options.out, "JSON output file");
+  app.add_option("--reps", options.reps, "replays per point")->check(CLI::Range(1, 100000));
+  app.add_option("--commit", options.commit, "commit the binary was built from");
+  app.add_option("--comm", options.comm_sms, "comm partition SMs")->check(CLI::Range(1, 64));
+  CLI11_PARSE(app, argc, argv);
+  gcmoe::Status const status = gcmoe::bench::run(options);
+  if (!status.ok()) {
+    std::fprintf(stderr, "bench_ep_multi_gpu: %s\n", status.to_string().c_str());
+    return 1;
+  }
+  return 0;
+}
