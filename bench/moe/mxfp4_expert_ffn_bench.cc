@@ -87,12 +87,13 @@ std::vector<std::uint32_t> scale_images(std::int64_t images, bool wide, std::mt1
   for (std::int64_t i = 0; i < images; ++i) {
     std::uint32_t* const image = words.data() + i * kernels::kMxScaleImageWords;
     for (int r = 0; r < kernels::kMxFlagWord; ++r) {
-      std::uint32_t word = wide ? 0 : kMax;
+      std::uint8_t bytes[4];
+      std::uint32_t raw = 0;
       for (int s = 0; s < 4; ++s) {
-        std::uint32_t const b = kMax - static_cast<std::uint32_t>(s == 0 ? 0 : spread(rng));
-        word |= wide ? b << (8 * s) : (b - kMax + kernels::kMxMaxNarrowSpread) << (8 + 4 * s);
+        bytes[s] = static_cast<std::uint8_t>(kMax - (s == 0 ? 0 : spread(rng)));
+        raw |= static_cast<std::uint32_t>(bytes[s]) << (8 * s);
       }
-      image[r] = word;
+      image[r] = wide ? raw : kernels::mxfp4_wgmma_narrow_scale_word(bytes);
     }
     image[kernels::kMxFlagWord] = wide ? 1u : 0u;
   }
@@ -302,8 +303,9 @@ Status run(Options const& options) {
       {"benchmark", "mxfp4_expert_ffn"},
       {"kernels",
        {{"mxfp4",
-         "mxfp4_expert_wgmma v1 (e2m1 decoded in registers to e4m3, register-A WGMMA "
-         "m64nNk32, swap-AB, bulk-copy mbarrier pipeline; narrow scales folded)"},
+         "mxfp4_expert_wgmma v2 (e2m1 decoded in registers to e4m3, register-A WGMMA "
+         "m64nNk32, swap-AB, bulk-copy mbarrier pipeline; narrow scales folded; v2: hoisted loop "
+         "addresses, 1-instruction row scale)"},
         {"mxfp4_all_wide", "the same kernel with every (tile, chunk) on the per-32 fallback"}}},
       {"model_shape",
        {{"hidden", kHidden}, {"intermediate", kInter}, {"experts", kExperts}, {"top_k", kTopK}}},

@@ -8,11 +8,21 @@
 #include "kernels/moe/fp8_activation_math.cuh"
 #include "kernels/moe/mxfp4_expert_wgmma.h"
 #include "kernels/moe/mxfp4_expert_wgmma_layout.h"
+#include "kernels/moe/mxfp4_register_decode.cuh"
 
 namespace gcmoe::kernels {
 namespace {
 
 namespace ptx = hopper;
+using mxfp4_decode::decode_step;
+using mxfp4_decode::load_shared_16;
+using mxfp4_decode::load_shared_4;
+using mxfp4_decode::load_shared_8;
+using mxfp4_decode::Lut;
+using mxfp4_decode::lut_for;
+using mxfp4_decode::narrow_ratio;
+using mxfp4_decode::pow2_scale;
+using mxfp4_decode::read_special;
 
 constexpr int kConsumerBarrier = 1;  // named barrier of the consumer warpgroups (0 = syncthreads)
 constexpr int kScaleImageBytes = kMxScaleImageWords * 4;  // 272
@@ -34,37 +44,6 @@ __device__ void wait_rows_ready(Fp8ExpertGemmArgs const& args, int pass, int row
     }
   }
   __syncwarp();
-}
-
-// 2^(e - 133) for an e8m0 byte e (0..254): the f32 factor left after the decode's 2^(6 + d); the
-// smallest bytes give f32 subnormals (exact; the build does not flush them).
-__device__ __forceinline__ float pow2_scale(std::uint32_t e) {
-  return __uint_as_float(e >= 7u ? (e - 6u) << 23 : 1u << (e + 16u));
-}
-
-// e4m3 bytes of one code word (layout header): A = the register whose magnitudes are nibbles
-// 0..3 and signs the odd nibbles' bit 3, B = nibbles 4..7 with the even nibbles' signs.
-struct Lut {
-  std::uint32_t lo;
-  std::uint32_t hi;
-};
-__device__ __forceinline__ Lut lut_for(std::uint32_t u) {
-  return {kMxLutLo + u * 0x08080800u, kMxLutHi + u * 0x08080808u};
-}
-__device__ __forceinline__ void decode_word(std::uint32_t word, Lut lut, std::uint32_t& a,
-                                            std::uint32_t& b) {
-  std::uint32_t const magnitudes = word & 0x77777777u;
-  a = __byte_perm(lut.lo, lut.hi, magnitudes) | (word & 0x80808080u);
-  b = __byte_perm(lut.lo, lut.hi, magnitudes >> 16) | ((word << 4) & 0x80808080u);
-}
-
-// Registers of k-step `step` from the thread's two 16-byte code units.
-__device__ __forceinline__ void decode_step(uint4 const& q0, uint4 const& q1, int step, Lut lg,
-                                            Lut lg8, std::uint32_t (&a)[4]) {
-  std::uint32_t const wg = step == 0 ? q0.x : step == 1 ? q0.z : step == 2 ? q1.x : q1.z;
-  std::uint32_t const wg8 = step == 0 ? q0.y : step == 1 ? q0.w : step == 2 ? q1.y : q1.w;
-  decode_word(wg, lg, a[0], a[2]);
-  decode_word(wg8, lg8, a[1], a[3]);
 }
 
 template <int kWgs, int kN>
@@ -193,15 +172,30 @@ __global__ void __launch_bounds__((kWgs * 4 + 1) * 32, kMinBlocks)
     return;
   }
 
-  // Consumer warpgroups.
+  // Consumer warpgroups. Every address the loop needs is hoisted: a stage adds s * kStageBytes
+  // to each, and (stage, phase) advance by increment, not by division.
   int const wg = warp / 4;
   int const wslice = warp % 4;
   int const g = lane / 4;
   int const t = lane % 4;
   int const wg_thread = static_cast<int>(threadIdx.x) % 128;
   std::int64_t const tile = tile0 + wg;
+  std::uint32_t const my_codes = smem_base + kCodesOffset + wg * kMxCodeImageBytes + wg_thread * 16;
+  std::uint32_t const my_scales =
+      smem_base + kScalesOffset + wg * kScaleImageBytes + (wslice * 8 + g) * 8;
+  std::uint32_t const full0 = ptx::smem_address(&full[0]);
+  std::uint32_t const empty0 = ptx::smem_address(&empty[0]);
+  // The x rows' descriptor; a k-step of 32 bytes adds 2 to its address field and a stage
+  // kStageBytes / 16 (address >> 4, shared addresses stay below 2^18). Built from 32-bit halves:
+  // the high half is a constant and the low half never carries, so no 64-bit add per chunk.
+  std::uint32_t const desc0_lo = static_cast<std::uint32_t>(ptx::smem_desc_sw128(smem_base));
+  std::uint32_t const desc_hi = static_cast<std::uint32_t>(ptx::smem_desc_sw128(0) >> 32);
+  auto const desc_at = [desc_hi](std::uint32_t lo) {
+    return (static_cast<std::uint64_t>(desc_hi) << 32) | lo;
+  };
 
-  int it = 0;
+  int s = 0;
+  std::uint32_t phase = 0;
   for (int pass = first_pass; pass < row_end; pass += passes * kN) {
     int const rows = min(kN, row_end - pass);
     float acc[kN / 2];
@@ -209,32 +203,27 @@ __global__ void __launch_bounds__((kWgs * 4 + 1) * 32, kMinBlocks)
     for (int i = 0; i < kN / 2; ++i) {
       acc[i] = 0.0f;
     }
-    for (int c = 0; c < chunks; ++c, ++it) {
-      int const s = it % kStages;
-      ptx::mbarrier_wait(ptx::smem_address(&full[s]),
-                         static_cast<std::uint32_t>(it / kStages) & 1u);
+    for (int c = 0; c < chunks; ++c) {
+      ptx::mbarrier_wait(full0 + 8 * s, phase);
       ptx::fence_proxy_async_shared();
-      unsigned char const* const stage = stages + s * kStageBytes;
-      // The x rows' descriptor; a k-step of 32 bytes adds 2 to its address field (address >> 4,
-      // shared addresses stay below 2^18).
-      std::uint64_t const b_desc =
-          ptx::smem_desc_sw128(smem_base + static_cast<std::uint32_t>(s * kStageBytes));
-      auto const* const code_units =
-          reinterpret_cast<uint4 const*>(stage + kCodesOffset + wg * kMxCodeImageBytes);
-      uint4 const q0 = code_units[wg_thread];
-      uint4 const q1 = code_units[128 + wg_thread];
-      auto const* const scale_words =
-          reinterpret_cast<std::uint32_t const*>(stage + kScalesOffset + wg * kScaleImageBytes);
-      uint2 const sw = reinterpret_cast<uint2 const*>(scale_words)[wslice * 8 + g];
-      bool const wide = scale_words[kMxFlagWord] != 0u;  // uniform over the warpgroup
-      float const* const x_scales = x_scale_stages + s * kN;
+      int const so = s * kStageBytes;
+      std::uint32_t const b_desc = desc0_lo + static_cast<std::uint32_t>(so >> 4);
+      uint4 const q0 = load_shared_16(my_codes + so);
+      uint4 const q1 = load_shared_16(my_codes + so + 128 * 16);
+      uint2 const sw = load_shared_8(my_scales + so);
+      // The flag is uniform over the warpgroup; the x scales' address (t) is recomputed here rather
+      // than held across the L1 epilogue, which runs at the 56-register cap of 2 CTAs per SM.
+      bool const wide = load_shared_4(smem_base + so + kScalesOffset + wg * kScaleImageBytes +
+                                      4 * kMxFlagWord) != 0u;
+      std::uint32_t const x_scales = ptx::smem_address(x_scale_stages + s * kN + 2 * t);
       float part[kN / 2];
       // Folds the partial sum with row scales (rows g, g + 8) and the tokens' activation scales.
       auto const fold = [&](float ws_g, float ws_g8) {
 #pragma unroll
         for (int j = 0; j < kN / 8; ++j) {
-          float const x0 = x_scales[8 * j + 2 * t];
-          float const x1 = x_scales[8 * j + 2 * t + 1];
+          uint2 const x = load_shared_8(x_scales + 32 * j);
+          float const x0 = __uint_as_float(x.x);
+          float const x1 = __uint_as_float(x.y);
           acc[4 * j + 0] += part[4 * j + 0] * ws_g * x0;
           acc[4 * j + 1] += part[4 * j + 1] * ws_g * x1;
           acc[4 * j + 2] += part[4 * j + 2] * ws_g8 * x0;
@@ -246,18 +235,18 @@ __global__ void __launch_bounds__((kWgs * 4 + 1) * 32, kMinBlocks)
         std::uint32_t a[4][4];
 #pragma unroll
         for (int step = 0; step < 4; ++step) {
-          decode_step(q0, q1, step, lut_for((sw.x >> (8 + 4 * step)) & 0xfu),
-                      lut_for((sw.y >> (8 + 4 * step)) & 0xfu), a[step]);
+          decode_step(q0, q1, step, lut_for(narrow_ratio(sw.x, step)),
+                      lut_for(narrow_ratio(sw.y, step)), a[step]);
         }
         ptx::wgmma_fence();
 #pragma unroll
         for (int step = 0; step < 4; ++step) {
-          ptx::WgmmaFp8RegA<kN>::run(part, a[step], b_desc + 2 * step, step > 0);
+          ptx::WgmmaFp8RegA<kN>::run(part, a[step], desc_at(b_desc + 2 * step), step > 0);
         }
         ptx::wgmma_commit();
         ptx::wgmma_wait<0>();
         ptx::fence_accumulators<kN>(part);
-        fold(pow2_scale(sw.x & 0xffu), pow2_scale(sw.y & 0xffu));
+        fold(__uint_as_float(sw.x << 23), __uint_as_float(sw.y << 23));
       } else {
         // Wide: each k-step (one e8m0 block) folded with its own scale.
         Lut const unit = lut_for(kMxMaxNarrowSpread);
@@ -266,7 +255,7 @@ __global__ void __launch_bounds__((kWgs * 4 + 1) * 32, kMinBlocks)
           std::uint32_t a[4];
           decode_step(q0, q1, step, unit, unit, a);
           ptx::wgmma_fence();
-          ptx::WgmmaFp8RegA<kN>::run(part, a, b_desc + 2 * step, false);
+          ptx::WgmmaFp8RegA<kN>::run(part, a, desc_at(b_desc + 2 * step), false);
           ptx::wgmma_commit();
           ptx::wgmma_wait<0>();
           ptx::fence_accumulators<kN>(part);
@@ -275,7 +264,11 @@ __global__ void __launch_bounds__((kWgs * 4 + 1) * 32, kMinBlocks)
       }
       __syncwarp();
       if (lane == 0) {
-        ptx::mbarrier_arrive(ptx::smem_address(&empty[s]));
+        ptx::mbarrier_arrive(empty0 + 8 * s);
+      }
+      if (++s == kStages) {
+        s = 0;
+        phase ^= 1u;
       }
     }
 
@@ -296,7 +289,6 @@ __global__ void __launch_bounds__((kWgs * 4 + 1) * 32, kMinBlocks)
       }
     } else {
       int const inter = args.tiles * 8;
-      int const out = static_cast<int>(tile) * 32 + 8 * wslice + g;
       float const limit = args.swiglu_limit;
       ptx::named_barrier_sync(kConsumerBarrier, kConsumerThreads);  // last pass's reads are done
       for (int i = static_cast<int>(threadIdx.x); i < kN; i += kConsumerThreads) {
@@ -325,6 +317,12 @@ __global__ void __launch_bounds__((kWgs * 4 + 1) * 32, kMinBlocks)
       }
       ptx::named_barrier_sync(kConsumerBarrier, kConsumerThreads);
       int const groups = inter / kMxChunkK;
+      // The CTA's requantization group and this thread's output, re-derived from the special
+      // registers here: held across the main loop, they were spilled at the register caps (56 for
+      // 8 rows per pass, 96 for 32).
+      int const cta_group = static_cast<int>(read_special<0>()) / passes;
+      int const tid = static_cast<int>(read_special<1>());
+      int const out = (cta_group * kWgs + tid / 128) * 32 + 8 * (tid / 32 % 4) + tid % 32 / 4;
 #pragma unroll
       for (int j = 0; j < kN / 8; ++j) {
 #pragma unroll
@@ -335,7 +333,7 @@ __global__ void __launch_bounds__((kWgs * 4 + 1) * 32, kMinBlocks)
             std::int64_t const r = pass + col;
             args.h[r * inter + out] = fp8_encode(hv[j][e], scale);
             if (threadIdx.x < 4) {
-              args.h_scales[r * groups + group] = scale;
+              args.h_scales[r * groups + cta_group] = scale;
             }
           }
         }

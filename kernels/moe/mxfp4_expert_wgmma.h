@@ -15,13 +15,16 @@
 // WGMMA, wait and f32 fold) measured 8-11% slower at V4.1's shape for T >= 2 on an H200
 // (bench_mxfp4_expert_ffn, option mxfp4_all_wide), and folding the ratios costs no accuracy: the
 // decoded e4m3 values are exactly the dequantized weights over 2^(E-133). The per-32 path stays
-// for tile-chunks whose bytes spread more than 11 exponents (expected rare; not yet counted on a
-// real checkpoint: PackedMxfp4Expert::wide_tile_chunks says how many), so any byte 0..254 is
-// exact.
-// Registers (ptxas, sm_90a, CUDA 13.0): L1 56/92/96 for 8/16/32 rows per pass, L2 54/71/95; no
-// spills, no stack frame. ncu (ep1 T=8, V4.1 shape): both kernels issue-bound on the decode, not
-// memory-bound: ALU pipe 64%, issue slots 63%, DRAM 44% at ncu's locked 1.36 GHz clock; fewer
-// decode instructions per byte is what would raise the bandwidth (59-65% of the copy ceiling).
+// for tile-chunks whose bytes spread more than 11 exponents or hold a row whose largest byte is
+// below 7 (expected rare; not yet counted on a real checkpoint: PackedMxfp4Expert::wide_tile_chunks
+// says how many), so any byte 0..254 is exact.
+// Registers (ptxas, sm_90a, CUDA 13.0; version 2): L1 56/85/96 for 8/16/32 rows per pass, L2
+// 56/72/96; no spills, no stack frame. Version 2 (bench/NOTES.md, "MXFP4 expert GEMM"): 175-201
+// instead of 201-226 SASS instructions per warp per narrow chunk (hoisted addresses, stage/phase
+// by increment, the row scale as one shift; decode helpers in mxfp4_register_decode.cuh); ncu (ep1
+// T=8, V4.1 shape): issue slots 58-64% busy, ALU 61-65%, DRAM 59% — the consumers mostly wait on
+// the stage's full barrier (long scoreboard 3.7 cycles per issued instruction) and on WGMMA, not on
+// the decode's issue rate.
 
 #include <cuda_runtime.h>
 

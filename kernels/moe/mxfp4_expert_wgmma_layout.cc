@@ -89,7 +89,7 @@ PackedMxfp4Expert pack(std::int64_t tiles, std::int64_t cols, RowOf&& row_of) {
               src.view->scales[static_cast<std::size_t>(src.row * blocks_per_row + chunk * 4 + s)];
         }
         auto const [lo, hi] = std::minmax_element(bytes[r], bytes[r] + 4);
-        wide = wide || *hi - *lo > kMxMaxNarrowSpread;
+        wide = wide || *hi - *lo > kMxMaxNarrowSpread || *hi < kMxMinNarrowMax;
       }
       for (int r = 0; r < kMxTileRows; ++r) {
         std::uint32_t word = 0;
@@ -98,11 +98,7 @@ PackedMxfp4Expert pack(std::int64_t tiles, std::int64_t cols, RowOf&& row_of) {
             word |= static_cast<std::uint32_t>(bytes[r][s]) << (8 * s);
           }
         } else {
-          std::uint8_t const e = *std::max_element(bytes[r], bytes[r] + 4);
-          word = e;
-          for (int s = 0; s < 4; ++s) {
-            word |= static_cast<std::uint32_t>(bytes[r][s] - e + kMxMaxNarrowSpread) << (8 + 4 * s);
-          }
+          word = mxfp4_wgmma_narrow_scale_word(bytes[r]);
         }
         scale[mxfp4_wgmma_scale_word(r)] = word;
       }
@@ -134,6 +130,15 @@ std::uint32_t byte_perm(std::uint32_t lo, std::uint32_t hi, std::uint32_t sel) {
 }
 
 }  // namespace
+
+std::uint32_t mxfp4_wgmma_narrow_scale_word(std::uint8_t const (&bytes)[4]) {
+  std::uint8_t const e = *std::max_element(bytes, bytes + 4);
+  std::uint32_t word = static_cast<std::uint32_t>(e - 6);
+  for (int s = 0; s < 4; ++s) {
+    word |= static_cast<std::uint32_t>(bytes[s] - e + kMxMaxNarrowSpread) << (16 + 4 * s);
+  }
+  return word;
+}
 
 MxCodeSlot mxfp4_wgmma_code_slot(int row, int k) {
   int const w = row / 16;
@@ -177,7 +182,7 @@ float mxfp4_wgmma_kernel_weight(std::span<std::uint8_t const> codes,
   std::uint32_t const scale_word = scales[static_cast<std::size_t>(mxfp4_wgmma_scale_word(row))];
   bool const wide = scales[kMxFlagWord] != 0;
   int const step = k / 32;
-  std::uint32_t const u = wide ? kMxMaxNarrowSpread : (scale_word >> (8 + 4 * step)) & 0xf;
+  std::uint32_t const u = wide ? kMxMaxNarrowSpread : (scale_word >> (16 + 4 * step)) & 0xf;
   std::uint32_t const lut_lo = kMxLutLo + u * 0x08080800u;
   std::uint32_t const lut_hi = kMxLutHi + u * 0x08080808u;
   // The kernel's decode of the register holding (row, k): magnitudes by prmt, then the signs.
@@ -187,8 +192,14 @@ float mxfp4_wgmma_kernel_weight(std::span<std::uint8_t const> codes,
       second ? byte_perm(lut_lo, lut_hi, magnitudes >> 16) | ((word << 4) & 0x80808080u)
              : byte_perm(lut_lo, lut_hi, magnitudes) | (word & 0x80808080u);
   auto const e4m3 = static_cast<std::uint8_t>(reg >> (8 * (k % 4)));
-  std::uint32_t const e = wide ? (scale_word >> (8 * step)) & 0xff : scale_word & 0xff;
-  return formats::decode_e4m3(e4m3) * pow2_scale(e);
+  if (!wide) {
+    // The kernel's narrow row scale: the word shifted into an f32 exponent field.
+    std::uint32_t const bits = scale_word << 23;
+    float row_scale = 0.0f;
+    std::memcpy(&row_scale, &bits, sizeof(row_scale));
+    return formats::decode_e4m3(e4m3) * row_scale;
+  }
+  return formats::decode_e4m3(e4m3) * pow2_scale((scale_word >> (8 * step)) & 0xff);
 }
 
 }  // namespace gcmoe::kernels

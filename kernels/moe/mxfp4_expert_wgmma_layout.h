@@ -28,10 +28,12 @@
 // = 384 <= 448), so when all 64 rows of a tile-chunk have max(b) - min(b) <= 11 ("narrow", the
 // expected case for trained weights) the kernel folds the per-32 ratios into the decoded e4m3 bytes
 // (u_s = d + 11 is added to the LUT's exponents) and applies 2^(E-133) as an f32 row scale to the
-// chunk's partial sum: one WGMMA chain per chunk, as FP8. Row word: E | u0 << 8 | u1 << 12 | u2 <<
-// 16 | u3 << 20. Otherwise ("wide", flag 1) the row words are the raw bytes b0 | b1 << 8 | b2 << 16
-// | b3 << 24, every k-step is decoded with u = 11 and folded on its own with 2^(b_s - 133): exact,
-// 4 waits.
+// chunk's partial sum: one WGMMA chain per chunk, as FP8. Row word (version 2): (E - 6) | u0 << 16
+// | u1 << 20 | u2 << 24 | u3 << 28, bits 8..15 zero, so `word << 23` is the f32 bit pattern of
+// 2^(E-133) (one instruction, no subnormal case) and u3 is `word >> 28`; a tile-chunk with a row of
+// E < 7 (an f32 subnormal row scale) is therefore wide. Otherwise ("wide", flag 1) the row words
+// are the raw bytes b0 | b1 << 8 | b2 << 16 | b3 << 24, every k-step is decoded with u = 11 and
+// folded on its own with 2^(b_s - 133): exact, 4 waits.
 
 #include <cstdint>
 #include <span>
@@ -48,6 +50,7 @@ inline constexpr int kMxCodeImageBytes = kMxTileRows * kMxChunkK / 2;  // 4096
 inline constexpr int kMxScaleImageWords = 68;
 inline constexpr int kMxFlagWord = 64;
 inline constexpr int kMxMaxNarrowSpread = 11;  // max(b) - min(b) folded into e4m3 exponents
+inline constexpr int kMxMinNarrowMax = 7;      // narrow rows need E = max(b) >= 7 (normal f32)
 // LUT of e4m3 codes of the e2m1 magnitudes 0..7 times 2^-5 (u = 0), as two prmt source words.
 inline constexpr std::uint32_t kMxLutLo = 0x14100800u;
 inline constexpr std::uint32_t kMxLutHi = 0x24201c18u;
@@ -81,6 +84,10 @@ MxCodeSlot mxfp4_wgmma_code_slot(int row, int k);
 constexpr int mxfp4_wgmma_scale_word(int row) {
   return ((row / 16) * 8 + row % 8) * 2 + (row % 16) / 8;
 }
+
+// The narrow row word of a row whose four e8m0 bytes have max E >= kMxMinNarrowMax and
+// E - min <= kMxMaxNarrowSpread (layout header).
+std::uint32_t mxfp4_wgmma_narrow_scale_word(std::uint8_t const (&bytes)[4]);
 
 // L1: gate and up [I, H] each -> I/32 tiles. I % 128 == 0 (a CTA owns 128 outputs, one
 // requantization group), H % 128 == 0, no NaN scale byte.

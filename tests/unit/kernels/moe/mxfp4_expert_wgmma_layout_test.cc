@@ -1,6 +1,7 @@
 #include "kernels/moe/mxfp4_expert_wgmma_layout.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstring>
 #include <random>
 #include <set>
@@ -83,6 +84,31 @@ int count_slot_mismatches(PackedMxfp4Expert const& p, SourceRow&& source_row) {
   return mismatches;
 }
 
+TEST_CASE("MXFP4 narrow scale words: the row scale is the word shifted into an f32 exponent") {
+  // Every largest byte E the narrow path takes (7..254), the four blocks spread 0..min(11, E)
+  // below it. The kernel reads u_s at bits 16 + 4s and the row scale as `word << 23`.
+  int mismatches = 0;
+  for (int e = kMxMinNarrowMax; e <= 254; ++e) {
+    for (int spread = 0; spread <= std::min(kMxMaxNarrowSpread, e); ++spread) {
+      std::uint8_t const bytes[4] = {static_cast<std::uint8_t>(e - spread),
+                                     static_cast<std::uint8_t>(e),
+                                     static_cast<std::uint8_t>(e - spread / 2),
+                                     static_cast<std::uint8_t>(e - (spread + 1) / 3)};
+      std::uint32_t const word = mxfp4_wgmma_narrow_scale_word(bytes);
+      std::uint32_t const bits = word << 23;
+      float row_scale = 0.0f;
+      std::memcpy(&row_scale, &bits, sizeof(row_scale));
+      mismatches += row_scale == std::ldexp(1.0f, e - 133) ? 0 : 1;
+      mismatches += ((word >> 8) & 0xff) == 0 ? 0 : 1;
+      for (int step = 0; step < 4; ++step) {
+        auto const u = static_cast<int>((word >> (16 + 4 * step)) & 0xf);
+        mismatches += u == bytes[step] - e + kMxMaxNarrowSpread ? 0 : 1;
+      }
+    }
+  }
+  CHECK(mismatches == 0);
+}
+
 TEST_CASE("MXFP4 code slots follow WGMMA's register-A fragment and cover every nibble once") {
   // Row 0, k 0: thread 0, word 0 (k-step 0, row g), nibble 0, sign in bit 7.
   CHECK(mxfp4_wgmma_code_slot(0, 0).word == 0);
@@ -144,8 +170,8 @@ TEST_CASE("MXFP4 gate/up packing places codes, signs and scales where the kernel
   std::uint32_t const scale_word = scales_of(*packed, 2, 1)[mxfp4_wgmma_scale_word(19)];
   std::uint8_t const* b = gate.scales.data() + out * 8 + 4;
   std::uint8_t const e = *std::max_element(b, b + 4);
-  CHECK((scale_word & 0xff) == e);
-  CHECK(((scale_word >> 8) & 0xf) == static_cast<std::uint32_t>(112 - e + kMxMaxNarrowSpread));
+  CHECK((scale_word & 0xffff) == static_cast<std::uint32_t>(e - 6));
+  CHECK(((scale_word >> 16) & 0xf) == static_cast<std::uint32_t>(112 - e + kMxMaxNarrowSpread));
   CHECK(scales_of(*packed, 2, 1)[kMxFlagWord] == 0u);
   CHECK(count_slot_mismatches(*packed, [&](std::int64_t tile, int r) {
           return std::pair{r % 16 < 8 ? &gate : &up, tile * 32 + (r / 16) * 8 + r % 8};
@@ -174,15 +200,19 @@ TEST_CASE("MXFP4 gate/up packing places codes, signs and scales where the kernel
 TEST_CASE("MXFP4 down packing: extreme and mixed scale bytes stay exact (narrow and wide)") {
   std::int64_t const hidden = 256;
   std::int64_t const inter = 384;
-  // Bytes 0..254 anywhere, so most tile-chunks are wide; then a narrow, far-off-e4m3 range.
-  for (auto const& [lo, hi] : {std::pair{0, 254}, std::pair{60, 71}, std::pair{160, 171}}) {
+  // Bytes 0..254 anywhere, so most tile-chunks are wide; then narrow, far-off-e4m3 ranges (7..18:
+  // the smallest narrow row scale, 2^-126); then 0..6, narrow spread but an f32 subnormal row
+  // scale, so wide.
+  for (auto const& [lo, hi] : {std::pair{0, 254}, std::pair{60, 71}, std::pair{160, 171},
+                               std::pair{7, 18}, std::pair{0, 6}}) {
     Weight const down = make(hidden, inter, lo, hi, 7 + static_cast<std::uint64_t>(lo));
     auto packed = pack_down_mxfp4_wgmma(down.view());
     REQUIRE(packed.ok());
     CHECK(packed->tiles == hidden / 64);
     CHECK(packed->chunks == inter / 128);
     std::int64_t const images = packed->tiles * packed->chunks;
-    CHECK(packed->wide_tile_chunks == (hi - lo > kMxMaxNarrowSpread ? images : 0));
+    bool const wide = hi - lo > kMxMaxNarrowSpread || hi < kMxMinNarrowMax;
+    CHECK(packed->wide_tile_chunks == (wide ? images : 0));
     CHECK(count_slot_mismatches(*packed, [&](std::int64_t tile, int r) {
             return std::pair{&down, tile * 64 + r};
           }) == 0);
