@@ -22,6 +22,7 @@
 #include "kernels/moe/fp8_expert_wgmma.h"
 #include "kernels/moe/fp8_expert_wgmma_layout.h"
 #include "tests/support/catch.h"
+#include "tests/support/device_upload.h"
 #include "tests/support/error_norm.h"
 
 namespace gcmoe::kernels {
@@ -83,15 +84,7 @@ formats::Fp8F32Blocks make_weight(std::int64_t rows, std::int64_t cols, std::mt1
   return std::move(q).value();
 }
 
-template <typename T>
-DeviceBuffer<T> upload(std::vector<T> const& host) {
-  auto buffer = DeviceBuffer<T>::allocate(std::max<std::size_t>(host.size(), 1));
-  REQUIRE(buffer.ok());
-  if (!host.empty()) {
-    REQUIRE(buffer->copy_from_host(host).ok());
-  }
-  return std::move(buffer).value();
-}
+using testing::upload;
 
 double run_case(Case const& c) {
   std::mt19937_64 rng(c.seed);

@@ -7,6 +7,7 @@
 #include "engine/formats/fp8_block.h"
 #include "kernels/moe/fp8_expert_wgmma_layout.h"
 #include "tests/support/catch.h"
+#include "tests/support/device_upload.h"
 
 namespace gcmoe::testing {
 namespace {
@@ -15,16 +16,6 @@ using kernels::kWgmmaChunkBytes;
 using kernels::PackedExpertSections;
 
 using cuda::DeviceBuffer;
-
-template <typename T>
-DeviceBuffer<T> upload(std::vector<T> const& host) {
-  auto buffer = DeviceBuffer<T>::allocate(std::max<std::size_t>(host.size(), 1));
-  REQUIRE(buffer.ok());
-  if (!host.empty()) {
-    REQUIRE(buffer->copy_from_host(host).ok());
-  }
-  return std::move(buffer).value();
-}
 
 std::int64_t align_up(std::int64_t v) {
   return (v + 255) / 256 * 256;

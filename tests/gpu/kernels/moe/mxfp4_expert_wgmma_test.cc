@@ -22,6 +22,7 @@
 #include "kernels/moe/expert_ffn_ref.h"
 #include "kernels/moe/mxfp4_expert_wgmma_layout.h"
 #include "tests/support/catch.h"
+#include "tests/support/device_upload.h"
 #include "tests/support/error_norm.h"
 
 namespace gcmoe::kernels {
@@ -109,15 +110,7 @@ Weight make_weight(std::int64_t rows, std::int64_t cols, Scales scales, bool dow
   return w;
 }
 
-template <typename T>
-DeviceBuffer<T> upload(std::vector<T> const& host) {
-  auto buffer = DeviceBuffer<T>::allocate(std::max<std::size_t>(host.size(), 1));
-  REQUIRE(buffer.ok());
-  if (!host.empty()) {
-    REQUIRE(buffer->copy_from_host(host).ok());
-  }
-  return std::move(buffer).value();
-}
+using testing::upload;
 
 struct Errors {
   double rel_l2 = 0.0;
