@@ -1,5 +1,5 @@
 #pragma once
-// The combine's inner step, shared by the single-rank combine (moe_local_dispatch.cu) and the
+// The combine's inner steps, shared by the single-rank combine (moe_local_dispatch.cu) and the
 // expert-parallel one (ep_dispatch.cu): 8 consecutive bf16 values (one 16-byte load) added, times
 // a weight, into fp32 accumulators, then one rounding to bf16 at the end (moe_combine_ref's order).
 
@@ -28,6 +28,25 @@ __device__ __forceinline__ void store_bf16_rounded8(float const (&acc)[8], float
   for (int i = 0; i < 8; ++i) {
     out[i] = __bfloat162float(__float2bfloat16_rn(acc[i]));
   }
+}
+
+// One thread's share of a combine: out[t, h0 .. h0 + 8) = bf16(Σ_j w_j · row_of(t·k + j)[h0 ..]
+// + shared_y[t, h0 ..]) in slot order, the shared expert last. weights null: every w_j = 1 (the
+// model weighted before L2); shared_y null: no shared expert. row_of(pair) is the expert output
+// row of that pair, wherever it lives (this rank's buffer or its owner's).
+template <typename RowOf>
+__device__ __forceinline__ void combine_token_slice(RowOf const& row_of, float const* weights,
+                                                    std::uint16_t const* shared_y, int t, int h0,
+                                                    int hidden, int top_k, float* out) {
+  float acc[8] = {};
+  for (int j = 0; j < top_k; ++j) {
+    int const pair = t * top_k + j;
+    add_bf16x8(acc, row_of(pair) + h0, weights != nullptr ? weights[pair] : 1.0f);
+  }
+  if (shared_y != nullptr) {
+    add_bf16x8(acc, shared_y + static_cast<std::int64_t>(t) * hidden + h0, 1.0f);
+  }
+  store_bf16_rounded8(acc, out + static_cast<std::int64_t>(t) * hidden + h0);
 }
 
 }  // namespace gcmoe::kernels

@@ -149,21 +149,12 @@ __global__ void __launch_bounds__(kCombineThreads) ep_combine_kernel(EpStep s, E
   if (h0 >= s.hidden) {
     return;
   }
-  float acc[8] = {};
-  auto const add_row = [&](std::uint16_t const* row, float weight) {
-    add_bf16x8(acc, row + h0, weight);
+  auto const row_of = [&](int pair) {
+    return s.peers.rank[a.pair_rank[pair]].y +
+           static_cast<std::int64_t>(a.pair_row[pair]) * s.hidden;
   };
-  for (int j = 0; j < a.top_k; ++j) {
-    int const pair = t * a.top_k + j;
-    std::uint16_t const* y = s.peers.rank[a.pair_rank[pair]].y;
-    add_row(y + static_cast<std::int64_t>(a.pair_row[pair]) * s.hidden,
-            a.apply_weights ? a.topk_weights[pair] : 1.0f);
-  }
-  if (a.shared_y != nullptr) {
-    add_row(a.shared_y + static_cast<std::int64_t>(t) * s.hidden, 1.0f);
-  }
-  float* const out = a.out + static_cast<std::int64_t>(t) * s.hidden + h0;
-  store_bf16_rounded8(acc, out);
+  combine_token_slice(row_of, a.apply_weights ? a.topk_weights : nullptr, a.shared_y, t, h0,
+                      s.hidden, a.top_k, a.out);
 }
 
 __global__ void ep_advance_epoch_kernel(int* epoch) {

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <array>
 
+#include "engine/backends/cuda/stream.h"
 #include "engine/common/check.h"
 #include "kernels/moe/expert_ffn_launch.h"
 #include "kernels/moe/expert_rows_hint.h"
@@ -206,14 +207,7 @@ Status EpMoeRank::combine(MoeLayerDeviceWeights const& weights, int num_tokens, 
 Status EpMoeRank::enqueue_step(MoeLayerDeviceWeights const& weights, float const* x, int num_tokens,
                                float* out, Streams const& s) {
   begin_step();
-  auto const fork = [](cudaEvent_t event, cudaStream_t from, cudaStream_t to) -> Status {
-    if (from == to) {
-      return Status();
-    }
-    GCMOE_CHECK_CUDA(cudaEventRecord(event, from));
-    GCMOE_CHECK_CUDA(cudaStreamWaitEvent(to, event, 0));
-    return Status();
-  };
+  auto const fork = cuda::order_after;
   GCMOE_RETURN_IF_ERROR(fork(s.fork, s.compute, s.comm));
   GCMOE_RETURN_IF_ERROR(fork(s.fork, s.compute, s.side));
   // Roots of the step: the shared expert (no routing) and the comm kernels, which acquire the

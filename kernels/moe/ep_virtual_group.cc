@@ -41,8 +41,7 @@ Status EpVirtualGroup::step(std::span<float const* const> x, std::span<int const
   auto const comm = reinterpret_cast<cudaStream_t>(partition_.comm().stream());
   // The comm stream joins the compute stream's order at the start and rejoins at the end, so a
   // step (or its capture) is one unit on the compute stream.
-  GCMOE_RETURN_IF_ERROR(fork_.record(compute));
-  GCMOE_CHECK_CUDA(cudaStreamWaitEvent(comm, fork_.get(), 0));
+  GCMOE_RETURN_IF_ERROR(cuda::order_after(fork_.get(), compute, comm));
   for (auto& rank : ranks_) {
     rank.begin_step();
   }
@@ -65,9 +64,7 @@ Status EpVirtualGroup::step(std::span<float const* const> x, std::span<int const
   for (std::size_t r = 0; r < n; ++r) {
     GCMOE_RETURN_IF_ERROR(ranks_[r].combine(weights_[r], tokens[r], out[r], compute));
   }
-  GCMOE_RETURN_IF_ERROR(join_.record(comm));
-  GCMOE_CHECK_CUDA(cudaStreamWaitEvent(compute, join_.get(), 0));
-  return Status();
+  return cuda::order_after(join_.get(), comm, compute);
 }
 
 Status EpVirtualGroup::capture(std::span<float const* const> x, std::span<int const> tokens,

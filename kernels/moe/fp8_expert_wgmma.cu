@@ -17,21 +17,17 @@ namespace ptx = hopper;
 constexpr int kConsumerBarrier = 1;
 
 // Acquires the readiness counters of the ring blocks holding rows [pass, pass + rows): each
-// lane polls one block until its counter reaches the epoch (ld.acquire.gpu), or the deadline
-// passes — then it raises args.error (the host turns it into DEADLINE_EXCEEDED) and goes on, so
-// a producer that never arrives ends the layer with an error, never a hang.
+// lane polls one block until its counter reaches the epoch (acquire at gpu or system scope), or
+// the deadline passes — then it raises args.error (the host turns it into DEADLINE_EXCEEDED) and
+// goes on, so a producer that never arrives ends the layer with an error, never a hang.
 __device__ void wait_rows_ready(Fp8ExpertGemmArgs const& args, int epoch, int pass, int rows,
                                 int lane) {
   int const first = pass / args.ready_block_rows;
   int const last = (pass + rows - 1) / args.ready_block_rows;
   for (int b = first + lane; b <= last; b += 32) {
-    std::uint64_t const start = ptx::global_timer_ns();
-    while (ptx::load_acquire(args.ready_blocks + b, args.ready_system_scope) < epoch) {
-      if (ptx::global_timer_ns() - start > args.ready_timeout_ns) {
-        atomicExch(args.error, 1u);
-        break;
-      }
-      __nanosleep(64);
+    if (!ptx::spin_until_at_least(args.ready_blocks + b, epoch, args.ready_timeout_ns,
+                                  args.ready_system_scope)) {
+      atomicExch(args.error, 1u);
     }
   }
   __syncwarp();

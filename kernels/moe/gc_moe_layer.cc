@@ -6,17 +6,6 @@
 #include "kernels/moe/moe_local_dispatch.h"
 
 namespace gcmoe::kernels {
-namespace {
-
-bool same_weights(MoeLayerDeviceWeights const& a, MoeLayerDeviceWeights const& b) {
-  PackedExpertSections const& s = a.sections;
-  PackedExpertSections const& t = b.sections;
-  return a.gate_weight == b.gate_weight && a.bias == b.bias && a.experts == b.experts &&
-         a.has_shared == b.has_shared && s.l1_codes == t.l1_codes && s.l1_scales == t.l1_scales &&
-         s.l2_codes == t.l2_codes && s.l2_scales == t.l2_scales && s.stride == t.stride;
-}
-
-}  // namespace
 
 StatusOr<GcMoeLayer> GcMoeLayer::create(MoeLayerConfig const& config, int max_tokens, int device,
                                         GcMoeOptions const& options) {
@@ -54,7 +43,7 @@ Status GcMoeLayer::prepare(MoeLayerDeviceWeights const& weights, float const* x,
   GCMOE_CHECK_ARG(x != nullptr && out != nullptr, "null layer input or output");
   if (auto const it = graphs_.find(num_tokens); it != graphs_.end()) {
     Bucket const& b = it->second;
-    if (b.x == x && b.out == out && same_weights(b.weights, weights)) {
+    if (b.x == x && b.out == out && b.weights == weights) {
       return Status();
     }
     graphs_.erase(it);
@@ -72,10 +61,8 @@ Status GcMoeLayer::prepare(MoeLayerDeviceWeights const& weights, float const* x,
   MoeLayerSequential& steps = *steps_;
   bool const shared = weights.has_shared;
   constexpr SharedExpertLaunch kSeparate = SharedExpertLaunch::kSeparate;
-  auto const fork = [](cuda::Event const& event, cudaStream_t from, cudaStream_t to) -> Status {
-    GCMOE_RETURN_IF_ERROR(event.record(from));
-    GCMOE_CHECK_CUDA(cudaStreamWaitEvent(to, event.get(), 0));
-    return Status();
+  auto const fork = [](cuda::Event const& event, cudaStream_t from, cudaStream_t to) {
+    return cuda::order_after(event.get(), from, to);
   };
   auto const body = [&](cudaStream_t compute) -> Status {
     // Roots: the shared expert needs no routing, so its dispatch and GEMM (compute, side stream)

@@ -26,6 +26,8 @@ struct PackedExpertSections {
   std::int64_t l2_codes = 0;
   std::int64_t l2_scales = 0;
   std::int64_t stride = 0;  // bytes from one expert to the next; a multiple of 16
+
+  bool operator==(PackedExpertSections const&) const = default;
 };
 
 // The shared expert is stored as expert E, right after the E routed ones, and runs in the same
@@ -39,6 +41,8 @@ struct MoeLayerDeviceWeights {
   // Where the shared expert sits in `experts` when it runs in its own launches; -1: right after
   // the E routed ones. An expert-parallel rank stores only its E/R routed experts, then it.
   int shared_index = -1;
+
+  bool operator==(MoeLayerDeviceWeights const&) const = default;
 };
 
 // Where the shared expert's rows go through the expert GEMM: as expert E in the routed experts'

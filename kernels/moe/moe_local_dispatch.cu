@@ -106,23 +106,14 @@ __global__ void __launch_bounds__(kCombineThreads) local_combine_kernel(LocalCom
   if (h0 >= a.hidden) {
     return;
   }
-  float acc[8] = {};
-  auto const add_row = [&](std::uint16_t const* row, float weight) {
-    add_bf16x8(acc, row + h0, weight);
-  };
-  for (int j = 0; j < a.top_k; ++j) {
-    int const pair = t * a.top_k + j;
-    std::int64_t const row = a.pair_row[pair];
-    add_row(a.y + row * a.hidden, a.apply_weights ? a.topk_weights[pair] : 1.0f);
-  }
-  if (a.shared_y != nullptr) {
-    add_row(a.shared_y + static_cast<std::int64_t>(t) * a.hidden, 1.0f);
-  }
   if (a.epoch_to_advance != nullptr && t == 0 && h0 == 0) {
     atomicAdd(a.epoch_to_advance, 1);
   }
-  float* const out = a.out + static_cast<std::int64_t>(t) * a.hidden + h0;
-  store_bf16_rounded8(acc, out);
+  auto const row_of = [&](int pair) {
+    return a.y + static_cast<std::int64_t>(a.pair_row[pair]) * a.hidden;
+  };
+  combine_token_slice(row_of, a.apply_weights ? a.topk_weights : nullptr, a.shared_y, t, h0,
+                      a.hidden, a.top_k, a.out);
 }
 
 }  // namespace

@@ -92,4 +92,15 @@ class Event {
   cudaEvent_t event_ = nullptr;
 };
 
+// Makes `to` wait for the work enqueued on `from` so far (an event record and a wait: it also
+// forks and joins streams in a capture); nothing when they are the same stream.
+inline Status order_after(cudaEvent_t event, cudaStream_t from, cudaStream_t to) {
+  if (from == to) {
+    return Status();
+  }
+  GCMOE_CHECK_CUDA(cudaEventRecord(event, from));
+  GCMOE_CHECK_CUDA(cudaStreamWaitEvent(to, event, 0));
+  return Status();
+}
+
 }  // namespace gcmoe::cuda
