@@ -285,8 +285,8 @@ Status run(Options const& options) {
       {"kernels",
        {{"mma_sync", "fp8_expert_gemm v1.4 (mma.sync m16n8k32 e4m3, swap-AB, cp.async rings)"},
         {"wgmma",
-         "fp8_expert_wgmma v2.0 (WGMMA m64nNk32 e4m3, swap-AB, bulk-copy mbarrier "
-         "pipeline, producer warp)"}}},
+         "fp8_expert_wgmma v2.4 (WGMMA m64nNk32 e4m3, swap-AB, bulk-copy mbarrier "
+         "pipeline, producer warp; 8/16-row passes for hints <= 32, 64-row passes beyond)"}}},
       {"model_shape",
        {{"hidden", kHidden}, {"intermediate", kInter}, {"experts", kExperts}, {"top_k", kTopK}}},
       {"device", prop.name},

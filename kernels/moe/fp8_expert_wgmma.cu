@@ -42,7 +42,9 @@ __host__ __device__ constexpr int stage_bytes() {
 // Passes of one expert's rows run as `passes` CTAs side by side (blockIdx.x = tile group ·
 // passes + pass), so a wide batch re-reads a weight tile from L2 rather than HBM; a CTA whose
 // pass starts past the expert's rows exits.
-template <ExpertGemmStage kStage, int kWgs, int kN, int kStages, int kMinBlocks>
+// kSubN: WGMMA N per instruction (a pass is kN / kSubN sub-tiles, each with its own chunk
+// accumulator; sub-tiles past the expert's rows are skipped).
+template <ExpertGemmStage kStage, int kWgs, int kN, int kSubN, int kStages, int kMinBlocks>
 __global__ void __launch_bounds__((kWgs * 4 + 1) * 32, kMinBlocks)
     fp8_expert_wgmma_kernel(Fp8ExpertGemmArgs args, int passes) {
   static_assert(kN % 8 == 0 && kN >= 8 && kN <= 256);
@@ -51,9 +53,8 @@ __global__ void __launch_bounds__((kWgs * 4 + 1) * 32, kMinBlocks)
   constexpr int kStageBytes = stage_bytes<kWgs, kN>();
   static_assert(kStageBytes % 1024 == 0, "stages must keep the 1024-byte swizzle alignment");
   constexpr int kConsumerThreads = kWgs * 128;
-  constexpr int kSubN = kN < 32 ? kN : 32;  // WGMMA N per instruction
   constexpr int kSubs = kN / kSubN;
-  static_assert(kSubs == 1 || kSubs == 2);
+  static_assert(kN % kSubN == 0 && (kSubs == 1 || kSubs == 2));
   extern __shared__ unsigned char smem_raw[];
   __shared__ __align__(8) std::uint64_t full[kStages];
   __shared__ __align__(8) std::uint64_t empty[kStages];
@@ -213,12 +214,13 @@ __global__ void __launch_bounds__((kWgs * 4 + 1) * 32, kMinBlocks)
       float2 const ws = *reinterpret_cast<float2 const*>(stage_scales + kN + 2 * wg);
       // The pass in sub-tiles of kSubN rows, each with its own chunk accumulator (kSubN/2
       // registers), all issued before the first wait; sub-tiles past the expert's rows are
-      // skipped (an empty commit group keeps the wait counts uniform).
+      // skipped (an empty commit group keeps the wait counts uniform). One sub-tile is issued
+      // unconditionally: behind a branch on `rows` ptxas serializes the WGMMAs (C7520).
       float part[kSubs][kSubN / 2];
       ptx::wgmma_fence();
 #pragma unroll
       for (int sub = 0; sub < kSubs; ++sub) {
-        if (sub * kSubN < rows) {
+        if (kSubs == 1 || sub * kSubN < rows) {
 #pragma unroll
           for (int k = 0; k < kChunkK / 32; ++k) {
             ptx::WgmmaFp8<kSubN>::run(part[sub], ptx::smem_desc_sw128(a_base + k * 32),
@@ -326,11 +328,22 @@ __global__ void __launch_bounds__((kWgs * 4 + 1) * 32, kMinBlocks)
 // Configurations: L1 CTAs of 4 consumer warpgroups (128 outputs = one requantization group,
 // 256 weight rows, 32 KB per stage), one per SM; L2 CTAs of 2 (128 hidden rows, 16 KB per
 // stage), three per SM with 8 rows per pass. Stages fill ~200 KB of shared memory per SM.
+// The wide configuration (64 rows per pass, v2.4) reads each weight tile once for up to 64 rows
+// per expert: L1 at one CTA per SM (96 registers: a 32-register chunk accumulator and the
+// 32-register sum; 5 stages of 40 KB), L2 at two per SM (91 registers, 4 stages of 24 KB).
+// Measured slower (bench/NOTES.md, v2.4): an L2 prefetch of the next 4 or 8 chunks, 4-warpgroup
+// L2 CTAs at one per SM, and one 128-row L2 pass at one CTA per SM.
 template <ExpertGemmStage kStage, int kN>
 struct Config;
+// WGMMA N per instruction: the whole pass up to 32 rows (as before v2.4), 64 for the wide pass
+// (one m64n64k32 per k-step: each 64×32 weight fragment is read from shared memory once, not once
+// per 32-row sub-tile).
+template <int kN>
+inline constexpr int kSubNFor = kN <= 32 ? kN : 64;
 template <int kN>
 struct Config<ExpertGemmStage::kGateUp, kN> {
   static constexpr int kWgs = 4;
+  static constexpr int kSubN = kSubNFor<kN>;
   // Up to 16 rows: two CTAs of 3 stages per SM, so a step's L1 CTAs (16 per expert) fit one
   // wave for up to 16 experts (8 routed + the shared one at T=1) instead of 8, and two per-chunk
   // WGMMA chains run per SM (one CTA per SM left the 16-row config short of the HBM rate on
@@ -341,6 +354,7 @@ struct Config<ExpertGemmStage::kGateUp, kN> {
 template <int kN>
 struct Config<ExpertGemmStage::kDown, kN> {
   static constexpr int kWgs = 2;
+  static constexpr int kSubN = kSubNFor<kN>;
   // Decode (8 rows): four CTAs of 3 stages per SM (48 per expert: 11 experts per wave).
   static constexpr int kStages = kN <= 8 ? 3 : 4;
   static constexpr int kMinBlocks = kN <= 8 ? 4 : (kN <= 16 ? 3 : 2);
@@ -349,7 +363,7 @@ struct Config<ExpertGemmStage::kDown, kN> {
 template <ExpertGemmStage kStage, int kN>
 constexpr auto kernel_for() {
   using C = Config<kStage, kN>;
-  return fp8_expert_wgmma_kernel<kStage, C::kWgs, kN, C::kStages, C::kMinBlocks>;
+  return fp8_expert_wgmma_kernel<kStage, C::kWgs, kN, C::kSubN, C::kStages, C::kMinBlocks>;
 }
 
 template <ExpertGemmStage kStage, int kN>
@@ -390,20 +404,22 @@ cudaError_t launch(Fp8ExpertGemmArgs const& args, cudaStream_t stream) {
   return cudaLaunchKernelEx(&config, kernel_for<kStage, kN>(), args, passes);
 }
 
-// Rows per pass: 8 for hints up to 8; 16 (two CTAs per SM) with parallel passes up to 128 rows
-// (the extra passes re-read the weight tiles from L2, which costs less than the 32-row config's
-// one CTA per SM); 32 with parallel passes beyond. 64-row passes spill at the L1 CTA's 120
-// registers.
+// Rows per pass: 8 for hints up to 8; 16 (two CTAs per SM) with parallel passes up to 32 rows
+// (the extra pass re-reads the weight tiles from L2, which costs less than the 32-row config's
+// one CTA per SM); 64 beyond (v2.4: where 3–6 parallel 16-row passes each re-read every tile,
+// one or two 64-row passes do; GLM-5.2 one rank of eight, T=128 / 256: 549 → 536 / 920 → 822 µs).
+constexpr int kWideHintRows = 32;
+
 template <ExpertGemmStage kStage>
 cudaError_t launch_for_rows(Fp8ExpertGemmArgs const& args, cudaStream_t stream) {
   int const hint = args.rows_per_expert_hint;
   if (hint <= 8) {
     return launch<kStage, 8>(args, stream);
   }
-  if (hint <= 128) {
+  if (hint <= kWideHintRows) {
     return launch<kStage, 16>(args, stream);
   }
-  return launch<kStage, 32>(args, stream);
+  return launch<kStage, 64>(args, stream);
 }
 
 }  // namespace
@@ -411,10 +427,10 @@ cudaError_t launch_for_rows(Fp8ExpertGemmArgs const& args, cudaStream_t stream) 
 Status preload_fp8_expert_wgmma() {
   GCMOE_CHECK_CUDA((raise_smem_limit<ExpertGemmStage::kGateUp, 8>()));
   GCMOE_CHECK_CUDA((raise_smem_limit<ExpertGemmStage::kGateUp, 16>()));
-  GCMOE_CHECK_CUDA((raise_smem_limit<ExpertGemmStage::kGateUp, 32>()));
+  GCMOE_CHECK_CUDA((raise_smem_limit<ExpertGemmStage::kGateUp, 64>()));
   GCMOE_CHECK_CUDA((raise_smem_limit<ExpertGemmStage::kDown, 8>()));
   GCMOE_CHECK_CUDA((raise_smem_limit<ExpertGemmStage::kDown, 16>()));
-  GCMOE_CHECK_CUDA((raise_smem_limit<ExpertGemmStage::kDown, 32>()));
+  GCMOE_CHECK_CUDA((raise_smem_limit<ExpertGemmStage::kDown, 64>()));
   return Status();
 }
 

@@ -343,23 +343,54 @@ TEST_CASE("fp8 expert FFN (WGMMA): 64-row passes side by side, H a multiple of 1
   c.experts = 3;
   c.tokens = 150;
   c.top_k = 2;
-  c.rows_hint = 40;  // 64 rows per pass, two passes in parallel, 150 rows: the CTAs loop
+  c.rows_hint = 40;  // one 64-row pass per tile group for 150 rows: the CTAs loop thrice
   c.all_to_expert_zero = true;
   c.seed = 17;
   CHECK(run_case(c) < kBound);
 }
 
-TEST_CASE("fp8 expert FFN (WGMMA): wide hints run 32-row passes side by side") {
+TEST_CASE("fp8 expert FFN (WGMMA): wide hints run 64-row passes side by side") {
   Case c;
   c.kernel = Kernel::kWgmma;
   c.hidden = 512;
   c.inter = 256;
   c.experts = 4;
-  c.tokens = GENERATE(50, 100, 300);  // 64- and 128-row passes; 300 rows: parallel passes
+  c.tokens = GENERATE(50, 100, 300);  // one 64-row pass, two and five side by side
   c.top_k = 2;
   c.all_to_expert_zero = true;
   c.deepseek_semantics = c.tokens == 100;
   c.seed = 19 + static_cast<std::uint64_t>(c.tokens);
+  CHECK(run_case(c) < kBound);
+}
+
+// The wide configuration's regime (GLM-5.2, one rank of eight at T=128/256: 16–85 rows per
+// expert): every token to every expert gives each exactly `tokens` rows, the hint exact (33 and
+// 65: one row past the 16-row configuration and past one 64-row pass).
+TEST_CASE("fp8 expert FFN (WGMMA): 33 to 128 rows per expert in 64-row passes") {
+  Case c;
+  c.kernel = Kernel::kWgmma;
+  c.hidden = 1024;
+  c.inter = 512;
+  c.experts = 3;
+  c.top_k = 3;
+  c.tokens = GENERATE(33, 48, 64, 65, 96, 128);
+  c.deepseek_semantics = c.tokens == 96;
+  c.seed = 41 + static_cast<std::uint64_t>(c.tokens);
+  CHECK(run_case(c) < kBound);
+}
+
+// Ragged segments (4 experts, about 50 rows each, 50–54 on the fullest) under a hint above the
+// rows (72: two 64-row passes side by side, the second pass's CTAs exit) and below them (40).
+TEST_CASE("fp8 expert FFN (WGMMA): ragged 64-row passes, hint above and below the rows") {
+  Case c;
+  c.kernel = Kernel::kWgmma;
+  c.hidden = 768;
+  c.inter = 384;
+  c.experts = 4;
+  c.top_k = 2;
+  c.tokens = 100;
+  c.rows_hint = GENERATE(72, 40);
+  c.seed = 43 + static_cast<std::uint64_t>(c.rows_hint);
   CHECK(run_case(c) < kBound);
 }
 
