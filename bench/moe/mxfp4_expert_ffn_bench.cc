@@ -6,8 +6,11 @@
 // routings; bytes are the touched experts' packed codes and scale images; the ceiling is the best
 // memory rate measured in the same run (cudaMemcpy, SM copy, SM read-only stream).
 // Kernel options: "mxfp4" (checkpoint-like scales: every (tile, chunk) narrow, the per-32 ratios
-// folded into the decoded exponents) and "mxfp4_all_wide" (every (tile, chunk) flagged wide: the
-// per-32 fallback everywhere, the cost of not folding).
+// folded into the decoded exponents; the default Mxfp4WgmmaTuning), "mxfp4_all_wide" (every
+// (tile, chunk) flagged wide: the per-32 fallback everywhere, the cost of not folding),
+// "mxfp4_early_release" (the weight part of each stage released before the decode) and
+// "stream_only" (a probe: the consumers release every stage unread, so the kernel's own weight
+// stream without decode or MMA; its outputs are not written).
 //
 // Usage: bench_mxfp4_expert_ffn [--out FILE] [--reps 30] [--commit SHA] [--tokens N]
 //                               [--scenario ep1|ep8_rank]
@@ -52,7 +55,7 @@ struct Options {
   std::string only_scenario;
 };
 
-enum class Kernel { kMxfp4, kMxfp4AllWide };
+enum class Kernel { kMxfp4, kMxfp4AllWide, kEarlyRelease, kStreamOnly };
 
 char const* kernel_name(Kernel kernel) {
   switch (kernel) {
@@ -60,8 +63,28 @@ char const* kernel_name(Kernel kernel) {
       return "mxfp4";
     case Kernel::kMxfp4AllWide:
       return "mxfp4_all_wide";
+    case Kernel::kEarlyRelease:
+      return "mxfp4_early_release";
+    case Kernel::kStreamOnly:
+      return "stream_only";
   }
   return "?";
+}
+
+kernels::Mxfp4WgmmaTuning tuning_for(Kernel kernel) {
+  kernels::Mxfp4WgmmaTuning t;  // the default: what launch_mxfp4_expert_wgmma(args, stream) runs
+  switch (kernel) {
+    case Kernel::kMxfp4:
+    case Kernel::kMxfp4AllWide:
+      break;
+    case Kernel::kEarlyRelease:
+      t.early_release = true;
+      break;
+    case Kernel::kStreamOnly:
+      t.stream_only = true;
+      break;
+  }
+  return t;
 }
 
 struct Weights {
@@ -213,7 +236,8 @@ Status launch_ffn(Kernel kernel, Weights const& w, Batch const& b, cudaStream_t 
   a.requant = kernels::RequantScale::kPow2;
   a.swiglu_limit = 10.0f;
   a.route_weights = b.route.data();
-  GCMOE_RETURN_IF_ERROR(kernels::launch_mxfp4_expert_wgmma(a, stream));
+  kernels::Mxfp4WgmmaTuning const tuning = tuning_for(kernel);
+  GCMOE_RETURN_IF_ERROR(kernels::launch_mxfp4_expert_wgmma(a, stream, tuning));
   Fp8ExpertGemmArgs d = a;
   d.stage = kernels::ExpertGemmStage::kDown;
   d.weights = w.l2.data();
@@ -225,7 +249,7 @@ Status launch_ffn(Kernel kernel, Weights const& w, Batch const& b, cudaStream_t 
   d.x = b.h.data();
   d.x_scales = b.h_scales.data();
   d.y = b.y.data();
-  return kernels::launch_mxfp4_expert_wgmma(d, stream);
+  return kernels::launch_mxfp4_expert_wgmma(d, stream, tuning);
 }
 
 Status run(Options const& options) {
@@ -242,7 +266,7 @@ Status run(Options const& options) {
       weights.bytes_per_expert() / 1e6);
 
   nlohmann::json points = nlohmann::json::array();
-  fmt::print("{:<9} {:>4} {:>6} {:>7} {:>15} {:>10} {:>9} {:>10} {:>8}\n", "scenario", "T", "rows",
+  fmt::print("{:<9} {:>4} {:>6} {:>7} {:>23} {:>10} {:>9} {:>10} {:>8}\n", "scenario", "T", "rows",
              "experts", "kernel", "time_us", "GB/s", "floor_us", "of_copy");
   for (char const* scenario : {"ep1", "ep8_rank"}) {
     bool const ep1 = std::strcmp(scenario, "ep1") == 0;
@@ -267,7 +291,8 @@ Status run(Options const& options) {
       GCMOE_CHECK_CUDA(cudaStreamSynchronize(stream));
       double const experts = active_sum / kRotations;
       nlohmann::json per_kernel = nlohmann::json::object();
-      for (Kernel const kernel : {Kernel::kMxfp4, Kernel::kMxfp4AllWide}) {
+      for (Kernel const kernel :
+           {Kernel::kMxfp4, Kernel::kMxfp4AllWide, Kernel::kEarlyRelease, Kernel::kStreamOnly}) {
         GCMOE_ASSIGN_OR_RETURN(double const us_all,
                                time_graph(stream, 1, options.reps, [&]() -> Status {
                                  for (Batch const& b : batches) {
@@ -279,7 +304,7 @@ Status run(Options const& options) {
         double const bytes = experts * weights.bytes_per_expert();
         double const gbps = bytes / (us * 1e-6) / 1e9;
         double const floor_us = bytes / (copy_gbps * 1e9) * 1e6;
-        fmt::print("{:<9} {:>4} {:>6.1f} {:>7.1f} {:>15} {:>10.1f} {:>9.0f} {:>10.1f} {:>7.0f}%\n",
+        fmt::print("{:<9} {:>4} {:>6.1f} {:>7.1f} {:>23} {:>10.1f} {:>9.0f} {:>10.1f} {:>7.0f}%\n",
                    scenario, tokens, rows_sum / static_cast<double>(kRotations), experts,
                    kernel_name(kernel), us, gbps, floor_us, 100.0 * gbps / copy_gbps);
         per_kernel[kernel_name(kernel)] = {{"time_us", us},
@@ -303,10 +328,13 @@ Status run(Options const& options) {
       {"benchmark", "mxfp4_expert_ffn"},
       {"kernels",
        {{"mxfp4",
-         "mxfp4_expert_wgmma v2 (e2m1 decoded in registers to e4m3, register-A WGMMA "
+         "mxfp4_expert_wgmma v3 (e2m1 decoded in registers to e4m3, register-A WGMMA "
          "m64nNk32, swap-AB, bulk-copy mbarrier pipeline; narrow scales folded; v2: hoisted loop "
-         "addresses, 1-instruction row scale)"},
-        {"mxfp4_all_wide", "the same kernel with every (tile, chunk) on the per-32 fallback"}}},
+         "addresses, 1-instruction row scale; v3: weight and x parts of a stage on barriers of "
+         "their own, released after the MMA)"},
+        {"mxfp4_all_wide", "the same kernel with every (tile, chunk) on the per-32 fallback"},
+        {"mxfp4_early_release", "the weight part of each stage released before the decode"},
+        {"stream_only", "probe: the consumers release every stage unread (no decode or MMA)"}}},
       {"model_shape",
        {{"hidden", kHidden}, {"intermediate", kInter}, {"experts", kExperts}, {"top_k", kTopK}}},
       {"device", prop.name},

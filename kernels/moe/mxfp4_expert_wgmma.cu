@@ -53,9 +53,14 @@ __host__ __device__ constexpr int stage_bytes() {
 
 // kWgs consumer warpgroups (64 weight rows each) + one producer warp; kN token rows per pass;
 // `passes` CTAs of one tile group run side by side over an expert's rows (as fp8_expert_wgmma).
-template <ExpertGemmStage kStage, int kWgs, int kN, int kStages, int kMinBlocks>
+// A stage's weight images and its x rows have barriers of their own (version 3): with
+// kEarlyRelease the consumers hand the weight part back as soon as they have loaded their share
+// into registers, before the decode and the MMA, so the next bulk copy into it starts a chunk's
+// compute earlier (the x rows, read by the WGMMA from shared memory, are released after it).
+// stream_only (benchmark probe): the consumers release both parts unread.
+template <ExpertGemmStage kStage, int kWgs, int kN, int kStages, int kMinBlocks, bool kEarlyRelease>
 __global__ void __launch_bounds__((kWgs * 4 + 1) * 32, kMinBlocks)
-    mxfp4_expert_wgmma_kernel(Fp8ExpertGemmArgs args, int passes) {
+    mxfp4_expert_wgmma_kernel(Fp8ExpertGemmArgs args, int passes, int stream_only) {
   static_assert(kN == 8 || kN == 16 || kN == 32);
   static_assert(kStage != ExpertGemmStage::kGateUp || kWgs * 32 == kMxChunkK,
                 "L1 CTAs own one 128-output requantization group");
@@ -64,8 +69,13 @@ __global__ void __launch_bounds__((kWgs * 4 + 1) * 32, kMinBlocks)
   constexpr int kCodesOffset = kN * kXRowBytes;  // x rows first: 1024-aligned for the swizzle
   constexpr int kScalesOffset = kCodesOffset + kWgs * kMxCodeImageBytes;
   extern __shared__ unsigned char smem_raw[];
-  __shared__ __align__(8) std::uint64_t full[kStages];
-  __shared__ __align__(8) std::uint64_t empty[kStages];
+  // [full weights | full x | empty weights | empty x][kStages]: one array, so the consumers reach
+  // all four from one address register.
+  __shared__ __align__(8) std::uint64_t barriers[4 * kStages];
+  std::uint64_t* const full_w = barriers;
+  std::uint64_t* const full_x = barriers + kStages;
+  std::uint64_t* const empty_w = barriers + 2 * kStages;
+  std::uint64_t* const empty_x = barriers + 3 * kStages;
   __shared__ unsigned amax[kN];
 
   int const slot = static_cast<int>(blockIdx.y);
@@ -89,8 +99,10 @@ __global__ void __launch_bounds__((kWgs * 4 + 1) * 32, kMinBlocks)
   float* const x_scale_stages = reinterpret_cast<float*>(stages + kStages * kStageBytes);
   if (threadIdx.x == 0) {
     for (int s = 0; s < kStages; ++s) {
-      ptx::mbarrier_init(ptx::smem_address(&full[s]), 33);         // expect_tx + 32 cp.async lanes
-      ptx::mbarrier_init(ptx::smem_address(&empty[s]), kWgs * 4);  // one per consumer warp
+      ptx::mbarrier_init(ptx::smem_address(&full_w[s]), 1);          // expect_tx (bulk copies)
+      ptx::mbarrier_init(ptx::smem_address(&full_x[s]), 32);         // 32 cp.async lanes
+      ptx::mbarrier_init(ptx::smem_address(&empty_w[s]), kWgs * 4);  // one per consumer warp
+      ptx::mbarrier_init(ptx::smem_address(&empty_x[s]), kWgs * 4);
     }
     ptx::fence_barrier_init();
   }
@@ -113,8 +125,8 @@ __global__ void __launch_bounds__((kWgs * 4 + 1) * 32, kMinBlocks)
       int const rows = min(kN, row_end - pass);
       auto const issue_weights = [&](int c) {
         int const s = (it + c) % kStages;
-        std::uint32_t const full_bar = ptx::smem_address(&full[s]);
-        ptx::mbarrier_wait(ptx::smem_address(&empty[s]),
+        std::uint32_t const full_bar = ptx::smem_address(&full_w[s]);
+        ptx::mbarrier_wait(ptx::smem_address(&empty_w[s]),
                            (static_cast<std::uint32_t>((it + c) / kStages) & 1u) ^ 1u);
         std::uint32_t const stage = smem_base + static_cast<std::uint32_t>(s * kStageBytes);
         if (lane == 0) {
@@ -131,7 +143,9 @@ __global__ void __launch_bounds__((kWgs * 4 + 1) * 32, kMinBlocks)
       };
       auto const issue_tokens = [&](int c) {
         int const s = (it + c) % kStages;
-        std::uint32_t const full_bar = ptx::smem_address(&full[s]);
+        std::uint32_t const full_bar = ptx::smem_address(&full_x[s]);
+        ptx::mbarrier_wait(ptx::smem_address(&empty_x[s]),
+                           (static_cast<std::uint32_t>((it + c) / kStages) & 1u) ^ 1u);
         std::uint32_t const x_stage = smem_base + static_cast<std::uint32_t>(s * kStageBytes);
 #pragma unroll(kN <= 8 ? 1 : 2)
         for (int u = lane; u < kN * 8; u += 32) {
@@ -183,8 +197,8 @@ __global__ void __launch_bounds__((kWgs * 4 + 1) * 32, kMinBlocks)
   std::uint32_t const my_codes = smem_base + kCodesOffset + wg * kMxCodeImageBytes + wg_thread * 16;
   std::uint32_t const my_scales =
       smem_base + kScalesOffset + wg * kScaleImageBytes + (wslice * 8 + g) * 8;
-  std::uint32_t const full0 = ptx::smem_address(&full[0]);
-  std::uint32_t const empty0 = ptx::smem_address(&empty[0]);
+  // full_w[s] at bars + 8s, full_x[s] + 8 kStages, empty_w + 16 kStages, empty_x + 24 kStages.
+  std::uint32_t const bars = ptx::smem_address(&barriers[0]);
   // The x rows' descriptor; a k-step of 32 bytes adds 2 to its address field and a stage
   // kStageBytes / 16 (address >> 4, shared addresses stay below 2^18). Built from 32-bit halves:
   // the high half is a constant and the low half never carries, so no 64-bit add per chunk.
@@ -203,9 +217,24 @@ __global__ void __launch_bounds__((kWgs * 4 + 1) * 32, kMinBlocks)
     for (int i = 0; i < kN / 2; ++i) {
       acc[i] = 0.0f;
     }
+    if (stream_only != 0) {
+      for (int c = 0; c < chunks; ++c) {
+        ptx::mbarrier_wait(bars + 8 * s, phase);
+        ptx::mbarrier_wait(bars + 8 * (s + kStages), phase);
+        __syncwarp();
+        if (lane == 0) {
+          ptx::mbarrier_arrive(bars + 8 * (s + 2 * kStages));
+          ptx::mbarrier_arrive(bars + 8 * (s + 3 * kStages));
+        }
+        if (++s == kStages) {
+          s = 0;
+          phase ^= 1u;
+        }
+      }
+      continue;
+    }
     for (int c = 0; c < chunks; ++c) {
-      ptx::mbarrier_wait(full0 + 8 * s, phase);
-      ptx::fence_proxy_async_shared();
+      ptx::mbarrier_wait(bars + 8 * s, phase);
       int const so = s * kStageBytes;
       std::uint32_t const b_desc = desc0_lo + static_cast<std::uint32_t>(so >> 4);
       uint4 const q0 = load_shared_16(my_codes + so);
@@ -215,6 +244,17 @@ __global__ void __launch_bounds__((kWgs * 4 + 1) * 32, kMinBlocks)
       // than held across the L1 epilogue, which runs at the 56-register cap of 2 CTAs per SM.
       bool const wide = load_shared_4(smem_base + so + kScalesOffset + wg * kScaleImageBytes +
                                       4 * kMxFlagWord) != 0u;
+      if constexpr (kEarlyRelease) {
+        // This warp's share of the weight images is in registers: hand the part back (the
+        // __syncwarp orders every lane's loads before lane 0's release-arrive).
+        __syncwarp();
+        if (lane == 0) {
+          ptx::mbarrier_arrive(bars + 8 * (s + 2 * kStages));
+        }
+      }
+      // The x rows (cp.async, generic proxy) are read by the WGMMA (async proxy).
+      ptx::mbarrier_wait(bars + 8 * (s + kStages), phase);
+      ptx::fence_proxy_async_shared();
       std::uint32_t const x_scales = ptx::smem_address(x_scale_stages + s * kN + 2 * t);
       float part[kN / 2];
       // Folds the partial sum with row scales (rows g, g + 8) and the tokens' activation scales.
@@ -264,7 +304,10 @@ __global__ void __launch_bounds__((kWgs * 4 + 1) * 32, kMinBlocks)
       }
       __syncwarp();
       if (lane == 0) {
-        ptx::mbarrier_arrive(empty0 + 8 * s);
+        if constexpr (!kEarlyRelease) {
+          ptx::mbarrier_arrive(bars + 8 * (s + 2 * kStages));
+        }
+        ptx::mbarrier_arrive(bars + 8 * (s + 3 * kStages));
       }
       if (++s == kStages) {
         s = 0;
@@ -359,10 +402,10 @@ struct Config<ExpertGemmStage::kDown, kN> {
   static constexpr int kStages = kN <= 8 ? 5 : (kN <= 16 ? 6 : 8);
 };
 
-template <ExpertGemmStage kStage, int kN>
+template <ExpertGemmStage kStage, int kN, bool kEarlyRelease>
 constexpr auto kernel_for() {
   using C = Config<kStage, kN>;
-  return mxfp4_expert_wgmma_kernel<kStage, C::kWgs, kN, C::kStages, C::kMinBlocks>;
+  return mxfp4_expert_wgmma_kernel<kStage, C::kWgs, kN, C::kStages, C::kMinBlocks, kEarlyRelease>;
 }
 
 template <ExpertGemmStage kStage, int kN>
@@ -379,33 +422,42 @@ cudaError_t raise_smem_limit() {
   static_assert(smem_bytes<kStage, kN>() <= 227 * 1024);
   static_assert((smem_bytes<kStage, kN>() + 1024 + 512) * Config<kStage, kN>::kMinBlocks <=
                 228 * 1024);
-  return cudaFuncSetAttribute(kernel_for<kStage, kN>(), cudaFuncAttributeMaxDynamicSharedMemorySize,
-                              static_cast<int>(smem_bytes<kStage, kN>()));
+  for (auto const kernel : {kernel_for<kStage, kN, true>(), kernel_for<kStage, kN, false>()}) {
+    cudaError_t const e = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                               static_cast<int>(smem_bytes<kStage, kN>()));
+    if (e != cudaSuccess) {
+      return e;
+    }
+  }
+  return cudaSuccess;
 }
 
 constexpr int kMaxParallelPasses = 8;
 
 template <ExpertGemmStage kStage, int kN>
-void launch(Fp8ExpertGemmArgs const& args, cudaStream_t stream) {
+void launch(Fp8ExpertGemmArgs const& args, Mxfp4WgmmaTuning const& tuning, cudaStream_t stream) {
   constexpr int kWgs = Config<kStage, kN>::kWgs;
   int const tiles64 = args.tiles * 16 / kMxTileRows;
   int const hint = args.rows_per_expert_hint < 1 ? 1 : args.rows_per_expert_hint;
   int const passes = std::min((hint + kN - 1) / kN, kMaxParallelPasses);
   dim3 const grid(static_cast<unsigned>(tiles64 / kWgs * passes),
                   static_cast<unsigned>(args.max_active));
-  kernel_for<kStage, kN>()<<<grid, (kWgs * 4 + 1) * 32, smem_bytes<kStage, kN>(), stream>>>(args,
-                                                                                            passes);
+  auto const kernel =
+      tuning.early_release ? kernel_for<kStage, kN, true>() : kernel_for<kStage, kN, false>();
+  kernel<<<grid, (kWgs * 4 + 1) * 32, smem_bytes<kStage, kN>(), stream>>>(
+      args, passes, tuning.stream_only ? 1 : 0);
 }
 
 template <ExpertGemmStage kStage>
-void launch_for_rows(Fp8ExpertGemmArgs const& args, cudaStream_t stream) {
+void launch_for_rows(Fp8ExpertGemmArgs const& args, Mxfp4WgmmaTuning const& tuning,
+                     cudaStream_t stream) {
   int const hint = args.rows_per_expert_hint;
   if (hint <= 8) {
-    launch<kStage, 8>(args, stream);
+    launch<kStage, 8>(args, tuning, stream);
   } else if (hint <= 16) {
-    launch<kStage, 16>(args, stream);
+    launch<kStage, 16>(args, tuning, stream);
   } else {
-    launch<kStage, 32>(args, stream);
+    launch<kStage, 32>(args, tuning, stream);
   }
 }
 
@@ -422,6 +474,11 @@ Status preload_mxfp4_expert_wgmma() {
 }
 
 Status launch_mxfp4_expert_wgmma(Fp8ExpertGemmArgs const& args, cudaStream_t stream) {
+  return launch_mxfp4_expert_wgmma(args, stream, Mxfp4WgmmaTuning{});
+}
+
+Status launch_mxfp4_expert_wgmma(Fp8ExpertGemmArgs const& args, cudaStream_t stream,
+                                 Mxfp4WgmmaTuning const& tuning) {
   GCMOE_RETURN_IF_ERROR(check_expert_gemm_args(args));
   bool const gate_up = args.stage == ExpertGemmStage::kGateUp;
   GCMOE_CHECK_ARG_MSG(args.tiles > 0 && args.tiles % (gate_up ? 16 : 8) == 0,
@@ -441,8 +498,8 @@ Status launch_mxfp4_expert_wgmma(Fp8ExpertGemmArgs const& args, cudaStream_t str
   if (args.max_active <= 0) {
     return Status();
   }
-  gate_up ? launch_for_rows<ExpertGemmStage::kGateUp>(args, stream)
-          : launch_for_rows<ExpertGemmStage::kDown>(args, stream);
+  gate_up ? launch_for_rows<ExpertGemmStage::kGateUp>(args, tuning, stream)
+          : launch_for_rows<ExpertGemmStage::kDown>(args, tuning, stream);
   GCMOE_CHECK_LAUNCH();
   return Status();
 }

@@ -24,7 +24,11 @@
 // by increment, the row scale as one shift; decode helpers in mxfp4_register_decode.cuh); ncu (ep1
 // T=8, V4.1 shape): issue slots 58-64% busy, ALU 61-65%, DRAM 59% — the consumers mostly wait on
 // the stage's full barrier (long scoreboard 3.7 cycles per issued instruction) and on WGMMA, not on
-// the decode's issue rate.
+// the decode's issue rate. Version 3: the weight and x parts of a stage complete and are released
+// on barriers of their own (so the weight part can be released before the decode: an option,
+// measured 1-2% slower), and a stream-only probe: the same pipeline with the consumers releasing
+// stages unread streams at 90-100% of the copy ceiling at T >= 8, the full kernel at 60-68% —
+// the feed is not what limits it (bench/NOTES.md, v3). Registers (v3): L1 56/83/96, L2 56/71/95.
 
 #include <cuda_runtime.h>
 
@@ -46,5 +50,20 @@ Status preload_mxfp4_expert_wgmma();
 // Rows per pass 8, 16 or 32 by rows_per_expert_hint, up to 8 passes side by side. Not supported
 // (INVALID_ARGUMENT): fixed_expert, ready_epoch_device, overlap_previous / allow_overlap_next.
 Status launch_mxfp4_expert_wgmma(Fp8ExpertGemmArgs const& args, cudaStream_t stream);
+
+// How the pipeline hands stages back (version 3; bench/NOTES.md, "MXFP4 expert GEMM", v3). The
+// defaults are what launch_mxfp4_expert_wgmma(args, stream) runs; the others exist so that the
+// benchmark compares them in one run.
+struct Mxfp4WgmmaTuning {
+  // true: the consumers release a stage's weight images as soon as their share is in registers
+  // (before the decode and the MMA; the x rows after the MMA). Measured 1-2% slower than the
+  // default, version 2's single release after the MMA, at every point (bench/NOTES.md, v3).
+  bool early_release = false;
+  // Benchmark probe only (outputs are not written): the consumers release every stage unread, so
+  // the kernel measures its own weight stream without decode or MMA.
+  bool stream_only = false;
+};
+Status launch_mxfp4_expert_wgmma(Fp8ExpertGemmArgs const& args, cudaStream_t stream,
+                                 Mxfp4WgmmaTuning const& tuning);
 
 }  // namespace gcmoe::kernels

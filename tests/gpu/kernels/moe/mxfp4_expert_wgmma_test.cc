@@ -61,6 +61,7 @@ struct Case {
   bool late_rows = false;  // readiness counters set 50 ms after L1 starts
   int rows_hint = 0;       // 0: the token count
   std::uint64_t seed = 0;
+  Mxfp4WgmmaTuning tuning;  // the default unless a test sweeps it
 };
 
 struct Weight {
@@ -228,7 +229,7 @@ Errors run_case(Case const& c) {
     args.error = d_error.data();
     args.ready_timeout_ns = 10'000'000'000;
   }
-  REQUIRE(launch_mxfp4_expert_wgmma(args, stream->get()).to_string() == "OK");
+  REQUIRE(launch_mxfp4_expert_wgmma(args, stream->get(), c.tuning).to_string() == "OK");
   if (c.late_rows) {
     std::this_thread::sleep_for(std::chrono::milliseconds(50));
     CHECK(cudaStreamQuery(stream->get()) == cudaErrorNotReady);  // L1 waits for the rows
@@ -251,7 +252,7 @@ Errors run_case(Case const& c) {
   down.x_scales = d_hs->data();
   down.y = d_y->data();
   down.ready_blocks = nullptr;  // L2 reads h, which L1 wrote in stream order
-  REQUIRE(launch_mxfp4_expert_wgmma(down, stream->get()).to_string() == "OK");
+  REQUIRE(launch_mxfp4_expert_wgmma(down, stream->get(), c.tuning).to_string() == "OK");
   REQUIRE(cudaDeviceSynchronize() == cudaSuccess);
   std::vector<unsigned> error_flag(1);
   REQUIRE(d_error.copy_to_host(error_flag).ok());
@@ -304,11 +305,12 @@ Errors run_case(Case const& c) {
   CHECK(ref_norm > 0.0);  // never all-zero data
   std::printf(
       "mxfp4 expert ffn H=%lld I=%lld E=%d T=%d k=%d rows=%lld hint=%d scales=%s wide=%lld/%lld "
-      "%sseed=%llu rel_l2_error=%.3e feature_normalized_rel_l2=%.3e\n",
+      "%searly_release=%d seed=%llu rel_l2_error=%.3e feature_normalized_rel_l2=%.3e\n",
       static_cast<long long>(h), static_cast<long long>(inter), c.experts, c.tokens, c.top_k,
       static_cast<long long>(rows), args.rows_per_expert_hint, scales_name(c.scales),
       static_cast<long long>(wide), static_cast<long long>(images), c.late_rows ? "late-rows " : "",
-      static_cast<unsigned long long>(c.seed), errors.rel_l2, errors.feature_normalized);
+      c.tuning.early_release ? 1 : 0, static_cast<unsigned long long>(c.seed), errors.rel_l2,
+      errors.feature_normalized);
   return errors;
 }
 
@@ -347,6 +349,24 @@ TEST_CASE("mxfp4 expert FFN: skewed experts take 16- and 32-row passes, side by 
   c.top_k = 2;
   c.scales = Scales::kExtreme;
   c.seed = 17 + static_cast<std::uint64_t>(c.tokens);
+  check(c);
+}
+
+// Many CTAs over many stages (300 experts, 800 rows; most tile groups run more CTAs than there
+// are SM slots): the weight part of each stage released before the decode (an option) and after
+// the MMA (the default) give the same result, with 8-row passes (hint 8, experts with more rows
+// take more passes in one CTA) or 32-row passes side by side (hint = T).
+TEST_CASE("mxfp4 expert FFN: stages released early or after the MMA match the reference") {
+  Case c;
+  c.hidden = 512;
+  c.inter = 256;
+  c.experts = 300;
+  c.tokens = 200;
+  c.top_k = 4;
+  c.scales = Scales::kRealistic;
+  c.tuning.early_release = GENERATE(true, false);
+  c.rows_hint = GENERATE(8, 0);  // 8: the 8-row kernels; 0: the token count (32-row passes)
+  c.seed = 41;
   check(c);
 }
 
