@@ -127,8 +127,15 @@ Status run(Options const& options) {
       m.family, m.hidden, m.inter, m.experts, m.top_k, /*fp8_activations=*/true);
   std::vector<Gpu> gpus(static_cast<std::size_t>(n));
   std::vector<kernels::EpMoeRank> ranks;
-  kernels::EpPeers peers;
-  peers.ranks = n;
+  std::vector<int> rank_devices(static_cast<std::size_t>(n));
+  for (int r = 0; r < n; ++r) {
+    rank_devices[static_cast<std::size_t>(r)] = r;
+  }
+  // One process driving every GPU: plain peer pointers (what NCCL's LSA pointers are).
+  GCMOE_ASSIGN_OR_RETURN(
+      auto memories,
+      cuda::SymmetricMemory::allocate_local_group(
+          kernels::EpMoeRank::symmetric_bytes(config, kMaxTokensPerRank, n), rank_devices));
   for (int r = 0; r < n; ++r) {
     Gpu& g = gpus[static_cast<std::size_t>(r)];
     g.device = r;
@@ -156,14 +163,11 @@ Status run(Options const& options) {
     GCMOE_ASSIGN_OR_RETURN(g.fork, cuda::Event::create());
     GCMOE_ASSIGN_OR_RETURN(g.comm_done, cuda::Event::create());
     GCMOE_ASSIGN_OR_RETURN(g.side_done, cuda::Event::create());
-    GCMOE_ASSIGN_OR_RETURN(auto rank, kernels::EpMoeRank::create(config, kMaxTokensPerRank, n, r));
-    rank.set_system_scope(true);
-    peers.rank[r] = rank.buffers();
+    GCMOE_ASSIGN_OR_RETURN(
+        auto rank, kernels::EpMoeRank::create(config, kMaxTokensPerRank, n, r,
+                                              std::move(memories[static_cast<std::size_t>(r)])));
     ranks.push_back(std::move(rank));
     GCMOE_CHECK_CUDA(cudaDeviceSynchronize());
-  }
-  for (auto& rank : ranks) {
-    GCMOE_RETURN_IF_ERROR(rank.set_peers(peers));
   }
   double const router_bytes = 4.0 * m.experts * m.hidden;
   fmt::print(

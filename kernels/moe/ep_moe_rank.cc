@@ -22,12 +22,25 @@ Status allocate_zeroed(cuda::DeviceBuffer<T>& buffer, std::int64_t count) {
 
 }  // namespace
 
+std::size_t EpMoeRank::symmetric_bytes(MoeLayerConfig const& config, int max_tokens, int ranks) {
+  return ep_symmetric_layout(config, max_tokens, ranks).bytes;
+}
+
 StatusOr<EpMoeRank> EpMoeRank::create(MoeLayerConfig const& config, int max_tokens, int ranks,
-                                      int rank) {
+                                      int rank, cuda::SymmetricMemory memory) {
   GCMOE_CHECK_ARG(ranks >= 1 && ranks <= kMaxEpRanks, "{} ranks: 1 to {}", ranks, kMaxEpRanks);
   GCMOE_CHECK_ARG(rank >= 0 && rank < ranks, "rank {} of {}", rank, ranks);
   GCMOE_CHECK_ARG(config.num_experts % ranks == 0, "{} experts do not split over {} ranks",
                   config.num_experts, ranks);
+  GCMOE_CHECK_ARG(config.hidden % 128 == 0 && config.intermediate % 128 == 0,
+                  "H {} and I {} must be multiples of 128", config.hidden, config.intermediate);
+  EpSymmetricLayout const layout = ep_symmetric_layout(config, max_tokens, ranks);
+  GCMOE_CHECK_ARG(memory.ranks() == ranks && memory.rank() == rank,
+                  "a {} symmetric region of rank {} of {} for rank {} of {}",
+                  cuda::to_string(memory.kind()), memory.rank(), memory.ranks(), rank, ranks);
+  GCMOE_CHECK_ARG(memory.bytes() >= layout.bytes,
+                  "a symmetric region of {} bytes; this layer needs {}", memory.bytes(),
+                  layout.bytes);
   GCMOE_RETURN_IF_ERROR(preload_ep_dispatch());
   GCMOE_RETURN_IF_ERROR(preload_local_dispatch());
   GCMOE_RETURN_IF_ERROR(preload_fp8_expert_wgmma());
@@ -39,22 +52,28 @@ StatusOr<EpMoeRank> EpMoeRank::create(MoeLayerConfig const& config, int max_toke
   GCMOE_ASSIGN_OR_RETURN(auto local, MoeLayerSequential::create(config, max_tokens));
   r.local_.emplace(std::move(local));
   std::int64_t const local_experts = config.num_experts / ranks;
-  // Each source sends an expert at most one row per token.
-  std::int64_t const capacity = std::min<std::int64_t>(
-      std::int64_t{ranks} * max_tokens * config.top_k, local_experts * ranks * max_tokens);
+  std::int64_t const capacity = layout.capacity;
   r.capacity_ = static_cast<int>(capacity);
-  std::int64_t const h = config.hidden;
-  std::int64_t const inter = config.intermediate;
-  for (int p = 0; p < 2; ++p) {
-    GCMOE_RETURN_IF_ERROR(allocate_zeroed(r.recv_xq_[p], capacity * h));
-    GCMOE_RETURN_IF_ERROR(allocate_zeroed(r.recv_scales_[p], capacity * (h / 128)));
-    GCMOE_RETURN_IF_ERROR(allocate_zeroed(r.recv_weights_[p], capacity));
-    GCMOE_RETURN_IF_ERROR(allocate_zeroed(r.row_flags_[p], capacity));
-    GCMOE_RETURN_IF_ERROR(allocate_zeroed(r.counts_[p], std::int64_t{ranks} * config.num_experts));
-    GCMOE_RETURN_IF_ERROR(allocate_zeroed(r.count_flags_[p], ranks));
+  r.peers_.ranks = ranks;
+  for (int peer = 0; peer < ranks; ++peer) {
+    std::byte* const base = memory.peer(peer);
+    GCMOE_CHECK_ARG(base != nullptr, "rank {}: peer {}'s region is not mapped", rank, peer);
+    auto const at = [base](std::size_t offset) { return base + offset; };
+    EpRankBuffers& b = r.peers_.rank[peer];
+    for (int p = 0; p < 2; ++p) {
+      b.recv_xq[p] = reinterpret_cast<std::uint8_t*>(at(layout.recv_xq[p]));
+      b.recv_scales[p] = reinterpret_cast<float*>(at(layout.recv_scales[p]));
+      b.recv_weights[p] = reinterpret_cast<float*>(at(layout.recv_weights[p]));
+      b.row_flags[p] = reinterpret_cast<int*>(at(layout.row_flags[p]));
+      b.counts[p] = reinterpret_cast<int*>(at(layout.counts[p]));
+      b.count_flags[p] = reinterpret_cast<int*>(at(layout.count_flags[p]));
+    }
+    b.done_flags = reinterpret_cast<int*>(at(layout.done_flags));
+    b.y = reinterpret_cast<std::uint16_t*>(at(layout.y));
   }
-  GCMOE_RETURN_IF_ERROR(allocate_zeroed(r.done_flags_, ranks));
-  GCMOE_RETURN_IF_ERROR(allocate_zeroed(r.y_, capacity * h));
+  r.system_scope_ = memory.cross_device();
+  r.memory_ = std::move(memory);
+  std::int64_t const inter = config.intermediate;
   GCMOE_RETURN_IF_ERROR(allocate_zeroed(r.send_base_, config.num_experts));
   GCMOE_RETURN_IF_ERROR(allocate_zeroed(r.recv_offsets_, local_experts + 1));
   GCMOE_RETURN_IF_ERROR(allocate_zeroed(r.active_, local_experts));
@@ -69,29 +88,6 @@ StatusOr<EpMoeRank> EpMoeRank::create(MoeLayerConfig const& config, int max_toke
   std::array<int, 1> const first{1};
   GCMOE_RETURN_IF_ERROR(r.epoch_.copy_from_host(first));
   return r;
-}
-
-EpRankBuffers EpMoeRank::buffers() const {
-  EpRankBuffers b;
-  for (int p = 0; p < 2; ++p) {
-    b.recv_xq[p] = recv_xq_[p].data();
-    b.recv_scales[p] = recv_scales_[p].data();
-    b.recv_weights[p] = recv_weights_[p].data();
-    b.row_flags[p] = row_flags_[p].data();
-    b.counts[p] = counts_[p].data();
-    b.count_flags[p] = count_flags_[p].data();
-  }
-  b.done_flags = done_flags_.data();
-  b.y = y_.data();
-  return b;
-}
-
-Status EpMoeRank::set_peers(EpPeers const& peers) {
-  GCMOE_CHECK_ARG(peers.ranks == ranks_, "a table of {} ranks for a group of {}", peers.ranks,
-                  ranks_);
-  peers_ = peers;
-  peers_set_ = true;
-  return Status();
 }
 
 EpStep EpMoeRank::step() const {
@@ -117,7 +113,6 @@ MoeLayerSync EpMoeRank::sync() const {
 
 Status EpMoeRank::route(MoeLayerDeviceWeights const& weights, float const* x, int num_tokens,
                         cudaStream_t stream) {
-  GCMOE_CHECK_ARG(peers_set_, "rank {}: the peer table is not set", rank_);
   MoeLayerSync const s = sync();
   return local_->route_and_sort(weights, x, num_tokens, stream, SharedExpertLaunch::kSeparate, &s);
 }
@@ -166,14 +161,15 @@ Status EpMoeRank::experts(MoeLayerDeviceWeights const& weights, cudaStream_t str
   // Every rank's tokens spread over all E experts; this rank holds E/R of them.
   select.rows_per_expert_hint =
       routed_rows_hint(ranks_ * max_tokens_, config_.top_k, config_.num_experts);
+  EpRankBuffers const& own = peers_.rank[rank_];
   ExpertFfnRows const rows{
-      .x = recv_xq_[parity_].data(),
-      .x_scales = recv_scales_[parity_].data(),
-      .route_weights = config_.expert.weight_before_down ? recv_weights_[parity_].data() : nullptr,
+      .x = own.recv_xq[parity_],
+      .x_scales = own.recv_scales[parity_],
+      .route_weights = config_.expert.weight_before_down ? own.recv_weights[parity_] : nullptr,
       .h = h_.data(),
       .h_scales = h_scales_.data(),
-      .y = y_.data(),
-      .ready_rows = row_flags_[parity_].data()};
+      .y = own.y,
+      .ready_rows = own.row_flags[parity_]};
   GCMOE_RETURN_IF_ERROR(launch_expert_ffn(config_, weights, rows, select, &s, stream));
   return ep_signal_done(step(), stream);
 }

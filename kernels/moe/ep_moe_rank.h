@@ -9,8 +9,10 @@
 //   experts         L1/L2 over the rows it received (acquiring each row's flag), then "done"
 //   shared_expert   the shared expert over its own tokens
 //   combine         pulls each token's k expert outputs from their owners + the shared one
-// Buffers the peers touch are double-buffered by the step's parity, which the host alternates
-// (begin_step), so nothing is cleared between steps. Kernels: kernels/moe/ep_dispatch.h.
+// Buffers the peers touch live in the rank's one symmetric region (engine/backends/cuda/
+// symmetric_memory.h: plain pointers, CUDA IPC or an NCCL window; layout: ep_symmetric_layout.h)
+// and are double-buffered by the step's parity, which the host alternates (begin_step), so
+// nothing is cleared between steps. Kernels: kernels/moe/ep_dispatch.h.
 // Steps that wait on peers do so on the device with a deadline (error(), never a hang).
 
 #include <cuda_runtime.h>
@@ -19,21 +21,23 @@
 #include <optional>
 
 #include "engine/backends/cuda/device_buffer.h"
+#include "engine/backends/cuda/symmetric_memory.h"
 #include "engine/common/status.h"
 #include "kernels/moe/ep_dispatch.h"
+#include "kernels/moe/ep_symmetric_layout.h"
 #include "kernels/moe/moe_layer_sequential.h"
 
 namespace gcmoe::kernels {
 
 class EpMoeRank {
  public:
-  // config: the whole layer (E routed experts); max_tokens: most tokens any rank brings.
+  // Bytes of the symmetric region every rank of such a group needs.
+  static std::size_t symmetric_bytes(MoeLayerConfig const& config, int max_tokens, int ranks);
+  // config: the whole layer (E routed experts); max_tokens: most tokens any rank brings;
+  // memory: this rank's region of at least symmetric_bytes with every peer's base known (its
+  // rank and rank count must match). Peers on other GPUs make every flag system-scope.
   static StatusOr<EpMoeRank> create(MoeLayerConfig const& config, int max_tokens, int ranks,
-                                    int rank);
-
-  // This rank's buffers, for every rank's EpPeers; then every rank gets the full table.
-  EpRankBuffers buffers() const;
-  Status set_peers(EpPeers const& peers);
+                                    int rank, cuda::SymmetricMemory memory);
 
   // Starts a step (a layer replay): the next parity. Host-side only.
   void begin_step() { parity_ ^= 1; }
@@ -52,8 +56,6 @@ class EpMoeRank {
   Status combine(MoeLayerDeviceWeights const& weights, int num_tokens, float* out,
                  cudaStream_t stream);
 
-  // Peers on other GPUs: flags at system scope (set before the first step).
-  void set_system_scope(bool system) { system_scope_ = system; }
   // How long a wait for a peer may take before the step ends in an error (default 2 s).
   void set_timeout_ns(std::uint64_t ns) { timeout_ns_ = ns; }
   // Where one whole step goes when the rank has a GPU of its own: the routing, GEMM and combine
@@ -91,13 +93,9 @@ class EpMoeRank {
   std::uint64_t timeout_ns_ = 2'000'000'000;
   bool system_scope_ = false;
   std::optional<MoeLayerSequential> local_;  // routing and the shared expert; always set
+  // Symmetric (peers read or write them): this rank's region and every rank's buffers in it.
+  cuda::SymmetricMemory memory_;
   EpPeers peers_;
-  bool peers_set_ = false;
-  // Symmetric (peers read or write them).
-  cuda::DeviceBuffer<std::uint8_t> recv_xq_[2];
-  cuda::DeviceBuffer<float> recv_scales_[2], recv_weights_[2];
-  cuda::DeviceBuffer<int> row_flags_[2], counts_[2], count_flags_[2], done_flags_;
-  cuda::DeviceBuffer<std::uint16_t> y_;
   // Local.
   cuda::DeviceBuffer<int> send_base_, recv_offsets_, active_, num_active_, layout_ready_, epoch_;
   cuda::DeviceBuffer<std::int32_t> pair_rank_, pair_row_;

@@ -11,15 +11,16 @@ StatusOr<EpVirtualGroup> EpVirtualGroup::create(MoeLayerConfig const& config, in
   GCMOE_CHECK_ARG(ranks >= 1 && ranks <= kMaxEpRanks, "{} ranks: 1 to {}", ranks, kMaxEpRanks);
   GCMOE_CHECK_CUDA(cudaSetDevice(device));
   EpVirtualGroup group;
-  EpPeers peers;
-  peers.ranks = ranks;
+  // Every rank's region on this GPU, each knowing all of them (plain pointers).
+  std::vector<int> const devices(static_cast<std::size_t>(ranks), device);
+  GCMOE_ASSIGN_OR_RETURN(auto memories,
+                         cuda::SymmetricMemory::allocate_local_group(
+                             EpMoeRank::symmetric_bytes(config, max_tokens, ranks), devices));
   for (int r = 0; r < ranks; ++r) {
-    GCMOE_ASSIGN_OR_RETURN(auto rank, EpMoeRank::create(config, max_tokens, ranks, r));
-    peers.rank[r] = rank.buffers();
+    GCMOE_ASSIGN_OR_RETURN(auto rank,
+                           EpMoeRank::create(config, max_tokens, ranks, r,
+                                             std::move(memories[static_cast<std::size_t>(r)])));
     group.ranks_.push_back(std::move(rank));
-  }
-  for (auto& rank : group.ranks_) {
-    GCMOE_RETURN_IF_ERROR(rank.set_peers(peers));
   }
   group.weights_.assign(weights.begin(), weights.end());
   GCMOE_ASSIGN_OR_RETURN(group.partition_, cuda::SmPartition::create(device, comm_sms));

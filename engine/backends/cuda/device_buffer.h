@@ -38,10 +38,14 @@ class DeviceBuffer {
     return out;
   }
 
+  // Synchronous: when it returns, kernels on any stream see the bytes. (A pageable host-to-device
+  // cudaMemcpy may return before its DMA lands, and the engine's streams are non-blocking, so
+  // they would not wait for it.)
   Status copy_from_host(std::span<T const> host) {
     GCMOE_CHECK_ARG(host.size() == count_, "copy of {} elements into a buffer of {}", host.size(),
                     count_);
     GCMOE_CHECK_CUDA(cudaMemcpy(data_, host.data(), host.size_bytes(), cudaMemcpyHostToDevice));
+    GCMOE_CHECK_CUDA(cudaStreamSynchronize(nullptr));
     return Status();
   }
 
@@ -52,9 +56,13 @@ class DeviceBuffer {
     return Status();
   }
 
-  // Fills every byte with `byte` (poisoning outputs before a test run).
+  // Fills every byte with `byte` (zeroing flags at setup, poisoning outputs before a test run),
+  // synchronously like copy_from_host: cudaMemset runs on the legacy stream, which the engine's
+  // non-blocking streams do not wait for (a memset still pending when the first step starts
+  // overwrote that step's intermediate rows in a multi-process test).
   Status fill_bytes(int byte) {
     GCMOE_CHECK_CUDA(cudaMemset(data_, byte, count_ * sizeof(T)));
+    GCMOE_CHECK_CUDA(cudaStreamSynchronize(nullptr));
     return Status();
   }
 

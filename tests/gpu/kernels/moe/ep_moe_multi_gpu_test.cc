@@ -9,9 +9,11 @@
 #include <cstdio>
 #include <cstring>
 #include <random>
+#include <utility>
 #include <vector>
 
 #include "kernels/moe/ep_moe_rank.h"
+#include "tests/gpu/kernels/moe/ep_moe_rank_process.h"
 #include "tests/gpu/kernels/moe/moe_layer_fixture.h"
 #include "tests/support/catch.h"
 #include "tests/support/error_norm.h"
@@ -21,20 +23,10 @@ namespace {
 
 using cuda::DeviceBuffer;
 
-template <typename T>
-DeviceBuffer<T> copy_to_device(T const* from, std::size_t count, int device) {
-  REQUIRE(cudaSetDevice(device) == cudaSuccess);
-  auto buffer = DeviceBuffer<T>::allocate(count);
-  REQUIRE(buffer.ok());
-  REQUIRE(cudaMemcpy(buffer->data(), from, count * sizeof(T), cudaMemcpyDefault) == cudaSuccess);
-  return std::move(buffer).value();
-}
-
 struct GpuRank {
   int device = 0;
-  DeviceBuffer<float> gate, bias, x, out;
-  DeviceBuffer<std::uint8_t> experts;
-  MoeLayerDeviceWeights weights;
+  DeviceBuffer<float> x, out;
+  testing::RankWeights share;
   cudaStream_t compute = nullptr;
   cudaStream_t comm = nullptr;
   cudaStream_t side = nullptr;
@@ -68,28 +60,22 @@ TEST_CASE("EP across GPUs: one rank per GPU equals the single-rank layer") {
   testing::MoeLayerFixture f = testing::make_moe_layer_fixture(c);
   auto single = MoeLayerSequential::create(f.config, c.tokens);
   REQUIRE(single.ok());
-  std::int64_t const stride = f.weights().sections.stride;
-  int const local = c.experts / ranks;
 
   std::vector<GpuRank> gpus(static_cast<std::size_t>(ranks));
   std::vector<EpMoeRank> eps;
-  EpPeers peers;
-  peers.ranks = ranks;
+  std::vector<int> rank_devices;
   for (int r = 0; r < ranks; ++r) {
+    rank_devices.push_back(r);
+  }
+  auto memories = cuda::SymmetricMemory::allocate_local_group(
+      EpMoeRank::symmetric_bytes(f.config, c.tokens, ranks), rank_devices);
+  REQUIRE(memories.ok());
+  for (int r = 0; r < ranks; ++r) {
+    CHECK((*memories)[static_cast<std::size_t>(r)].cross_device());
     GpuRank& g = gpus[static_cast<std::size_t>(r)];
     g.device = r;
-    g.gate = copy_to_device(f.gate.data(), f.gate.size(), r);
-    g.bias = copy_to_device(f.bias.data(), f.bias.size(), r);
-    g.experts = copy_to_device(f.experts.data(), static_cast<std::size_t>((local + 1) * stride), r);
-    REQUIRE(cudaMemcpy(g.experts.data(), f.experts.data() + r * local * stride, local * stride,
-                       cudaMemcpyDefault) == cudaSuccess);
-    REQUIRE(cudaMemcpy(g.experts.data() + local * stride, f.experts.data() + c.experts * stride,
-                       stride, cudaMemcpyDefault) == cudaSuccess);
-    g.weights = f.weights();
-    g.weights.gate_weight = g.gate.data();
-    g.weights.bias = g.bias.data();
-    g.weights.experts = g.experts.data();
-    g.weights.shared_index = local;
+    REQUIRE(cudaSetDevice(r) == cudaSuccess);
+    g.share = testing::upload_rank_weights(f, ranks, r);
     auto x = DeviceBuffer<float>::allocate(static_cast<std::size_t>(c.tokens) * c.hidden);
     auto out = DeviceBuffer<float>::allocate(static_cast<std::size_t>(c.tokens) * c.hidden);
     REQUIRE((x.ok() && out.ok()));
@@ -101,14 +87,10 @@ TEST_CASE("EP across GPUs: one rank per GPU equals the single-rank layer") {
     for (auto& event : g.events) {
       REQUIRE(cudaEventCreateWithFlags(&event, cudaEventDisableTiming) == cudaSuccess);
     }
-    auto rank = EpMoeRank::create(f.config, c.tokens, ranks, r);
+    auto rank = EpMoeRank::create(f.config, c.tokens, ranks, r,
+                                  std::move((*memories)[static_cast<std::size_t>(r)]));
     REQUIRE(rank.status().to_string() == "OK");
-    rank->set_system_scope(true);
-    peers.rank[r] = rank->buffers();
     eps.push_back(std::move(rank).value());
-  }
-  for (int r = 0; r < ranks; ++r) {
-    REQUIRE(eps[static_cast<std::size_t>(r)].set_peers(peers).ok());
   }
 
   std::mt19937_64 rng(c.seed);
@@ -143,7 +125,7 @@ TEST_CASE("EP across GPUs: one rank per GPU equals the single-rank layer") {
                                        .fork = g.events[0],
                                        .comm_done = g.events[1],
                                        .side_done = g.events[2]};
-      REQUIRE(ep.enqueue_step(g.weights, g.x.data(), t, g.out.data(), streams).ok());
+      REQUIRE(ep.enqueue_step(g.share.weights, g.x.data(), t, g.out.data(), streams).ok());
     }
     for (int r = 0; r < ranks; ++r) {
       REQUIRE(cudaSetDevice(r) == cudaSuccess);
@@ -188,6 +170,32 @@ TEST_CASE("EP across GPUs: one rank per GPU equals the single-rank layer") {
     }
   }
   REQUIRE(cudaSetDevice(0) == cudaSuccess);
+}
+
+// The same protocol with one process per GPU, as the launcher runs it: regions shared through
+// NCCL symmetric windows (LSA pointers) and through CUDA IPC.
+TEST_CASE("EP across GPUs: one process per GPU, NCCL windows and CUDA IPC") {
+  int devices = 0;
+  REQUIRE(cudaGetDeviceCount(&devices) == cudaSuccess);
+  std::vector<std::pair<testing::EpProcessMemory, char const*>> kinds = {
+      {testing::EpProcessMemory::kCudaIpc, "CUDA IPC"}};
+#if GCMOE_HAVE_NCCL
+  kinds.insert(kinds.begin(), {testing::EpProcessMemory::kNcclWindow, "NCCL windows"});
+#endif
+  for (auto const& [memory, name] : kinds) {
+    testing::EpProcessGroup g;
+    g.memory = memory;
+    g.ranks = devices >= 4 ? 4 : 2;
+    g.gpu_per_rank = true;
+    g.steps = 4;
+    g.timeout_ms = 5000;
+    std::vector<int> const codes = testing::run_ep_process_group(g);
+    for (std::size_t r = 0; r < codes.size(); ++r) {
+      std::printf("%s, %d processes on %d GPUs: rank %zu exit code %d\n", name, g.ranks, g.ranks, r,
+                  codes[r]);
+      CHECK(codes[r] == 0);
+    }
+  }
 }
 
 }  // namespace

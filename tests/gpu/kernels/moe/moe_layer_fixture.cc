@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstring>
 #include <random>
+#include <type_traits>
 
 #include "engine/formats/fp8_block.h"
 #include "kernels/moe/fp8_expert_wgmma_layout.h"
@@ -171,6 +172,36 @@ MoeLayerFixture make_moe_layer_fixture(MoeLayerCase const& c) {
   REQUIRE(out.ok());
   f.d_out = std::move(out).value();
   return f;
+}
+
+RankWeights upload_rank_weights(MoeLayerFixture const& f, int ranks, int rank) {
+  REQUIRE((ranks >= 1 && f.c.experts % ranks == 0 && rank >= 0 && rank < ranks));
+  int const local = f.c.experts / ranks;
+  std::int64_t const stride = f.weights().sections.stride;
+  auto const copy = [](auto& to, auto const* from, std::size_t count) {
+    using T = std::remove_cvref_t<decltype(*from)>;
+    auto buffer = DeviceBuffer<T>::allocate(count);
+    REQUIRE(buffer.ok());
+    REQUIRE(cudaMemcpy(buffer->data(), from, count * sizeof(T), cudaMemcpyDefault) == cudaSuccess);
+    to = std::move(buffer).value();
+  };
+  RankWeights w;
+  copy(w.gate, f.gate.data(), f.gate.size());
+  copy(w.bias, f.bias.data(), f.bias.size());
+  auto experts =
+      DeviceBuffer<std::uint8_t>::allocate(static_cast<std::size_t>((local + 1) * stride));
+  REQUIRE(experts.ok());
+  w.experts = std::move(experts).value();
+  REQUIRE(cudaMemcpy(w.experts.data(), f.experts.data() + rank * local * stride,
+                     static_cast<std::size_t>(local * stride), cudaMemcpyDefault) == cudaSuccess);
+  REQUIRE(cudaMemcpy(w.experts.data() + local * stride, f.experts.data() + f.c.experts * stride,
+                     static_cast<std::size_t>(stride), cudaMemcpyDefault) == cudaSuccess);
+  w.weights = f.weights();
+  w.weights.gate_weight = w.gate.data();
+  w.weights.bias = w.bias.data();
+  w.weights.experts = w.experts.data();
+  w.weights.shared_index = local;
+  return w;
 }
 
 }  // namespace gcmoe::testing

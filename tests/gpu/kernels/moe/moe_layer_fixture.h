@@ -44,4 +44,15 @@ struct MoeLayerFixture {
 
 MoeLayerFixture make_moe_layer_fixture(MoeLayerCase const& c);
 
+// Rank `rank`'s share of the fixture's layer under expert parallelism over `ranks`, on the current
+// device: the router (the same on every rank), its E/R routed experts (local index 0..E/R-1),
+// then the shared expert (shared_index = E/R). Copies from the fixture's device buffers
+// (cudaMemcpyDefault: another GPU needs peer access).
+struct RankWeights {
+  cuda::DeviceBuffer<float> gate, bias;
+  cuda::DeviceBuffer<std::uint8_t> experts;
+  kernels::MoeLayerDeviceWeights weights;
+};
+RankWeights upload_rank_weights(MoeLayerFixture const& f, int ranks, int rank);
+
 }  // namespace gcmoe::testing

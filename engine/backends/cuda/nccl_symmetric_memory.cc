@@ -1,0 +1,104 @@
+#include "engine/backends/cuda/nccl_symmetric_memory.h"
+
+#include <cstring>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "engine/backends/cuda/nccl_lsa_pointers.h"
+#include "engine/common/cuda_check.h"
+#include "engine/common/nccl_check.h"
+
+namespace gcmoe::cuda {
+namespace {
+
+// NCCL memory registered as a window: deregistered, then freed.
+class NcclWindow final : public SymmetricMemory::Backing {
+ public:
+  NcclWindow(std::shared_ptr<NcclComm> comm, void* data) : comm_(std::move(comm)), data_(data) {}
+  ~NcclWindow() override {
+    if (window_ != nullptr) {
+      ncclCommWindowDeregister(comm_->get(), window_);
+    }
+    if (data_ != nullptr) {
+      ncclMemFree(data_);
+    }
+  }
+  NcclWindow(NcclWindow const&) = delete;
+  NcclWindow& operator=(NcclWindow const&) = delete;
+  ncclWindow_t& window() { return window_; }
+
+ private:
+  std::shared_ptr<NcclComm> comm_;
+  void* data_;
+  ncclWindow_t window_ = nullptr;
+};
+
+}  // namespace
+
+StatusOr<SymmetricMemory> register_nccl_window(std::size_t bytes, std::shared_ptr<NcclComm> comm,
+                                               runtime::Communicator& bootstrap) {
+  GCMOE_CHECK_ARG_MSG(bytes > 0, "a symmetric region of 0 bytes");
+  GCMOE_CHECK_ARG_MSG(comm != nullptr, "no NCCL communicator");
+  GCMOE_CHECK_ARG_MSG(comm->ranks() == bootstrap.world_size() && comm->rank() == bootstrap.rank(),
+                      "the NCCL communicator and the bootstrap group disagree on the ranks");
+  int const ranks = comm->ranks();
+  GCMOE_CHECK_ARG_MSG(ranks <= kMaxNcclLsaRanks, "more ranks than one node's LSA team holds");
+  int const me = comm->rank();
+  std::size_t const registered = (bytes + NCCL_WIN_REQUIRED_ALIGNMENT - 1) /
+                                 NCCL_WIN_REQUIRED_ALIGNMENT * NCCL_WIN_REQUIRED_ALIGNMENT;
+  void* data = nullptr;
+  GCMOE_CHECK_NCCL(comm->get(), ncclMemAlloc(&data, registered));
+  auto backing = std::make_unique<NcclWindow>(comm, data);
+  GCMOE_CHECK_CUDA(cudaMemset(data, 0, registered));
+  GCMOE_CHECK_CUDA(cudaDeviceSynchronize());
+  GCMOE_CHECK_NCCL(comm->get(),
+                   ncclCommWindowRegister(comm->get(), data, registered, &backing->window(),
+                                          NCCL_WIN_COLL_SYMMETRIC));
+
+  std::vector<void*> lsa_pointers(static_cast<std::size_t>(ranks));
+  int own_lsa = -1;
+  GCMOE_RETURN_IF_ERROR(nccl_lsa_pointers(backing->window(), lsa_pointers, own_lsa));
+
+  // Which LSA rank each group rank is: one int each.
+  std::vector<std::byte> all;
+  std::vector<std::size_t> sizes;
+  GCMOE_RETURN_IF_ERROR(bootstrap.all_gather(std::as_bytes(std::span(&own_lsa, 1)), all, sizes));
+  std::vector<int> lsa_of(static_cast<std::size_t>(ranks));
+  std::vector<int> seen(static_cast<std::size_t>(ranks), 0);
+  for (int r = 0; r < ranks; ++r) {
+    GCMOE_CHECK_ARG_MSG(sizes[static_cast<std::size_t>(r)] == sizeof(int),
+                        "a rank sent no LSA rank");
+    int lsa = -1;
+    std::memcpy(&lsa, all.data() + static_cast<std::size_t>(r) * sizeof(int), sizeof(int));
+    if (lsa < 0 || lsa >= ranks || seen[static_cast<std::size_t>(lsa)]++ != 0) {
+      return Status(StatusCode::kFailedPrecondition,
+                    "rank " + std::to_string(r) + " has LSA rank " + std::to_string(lsa) +
+                        ": not every rank of the group can load/store every other's memory "
+                        "(ranks on several nodes need NCCL GIN, not built)");
+    }
+    lsa_of[static_cast<std::size_t>(r)] = lsa;
+  }
+  std::vector<std::byte*> peers(static_cast<std::size_t>(ranks));
+  for (int r = 0; r < ranks; ++r) {
+    peers[static_cast<std::size_t>(r)] = static_cast<std::byte*>(
+        lsa_pointers[static_cast<std::size_t>(lsa_of[static_cast<std::size_t>(r)])]);
+  }
+  // The accessor must give back this rank's own allocation, or the window's layout is not the
+  // one these headers describe (an NCCL library older than the headers).
+  if (peers[static_cast<std::size_t>(me)] != data) {
+    int version = 0;
+    GCMOE_CHECK_NCCL(comm->get(), ncclGetVersion(&version));
+    return Status(StatusCode::kInternal,
+                  "the NCCL window's LSA pointer for this rank is not its own memory: the NCCL "
+                  "library (" +
+                      std::to_string(version) +
+                      ") does not match the headers built "
+                      "against (" +
+                      std::to_string(NCCL_VERSION_CODE) + ")");
+  }
+  return SymmetricMemory(SymmetricMemoryKind::kNcclWindow, static_cast<std::byte*>(data), bytes, me,
+                         std::move(peers), ranks > 1, std::move(backing));
+}
+
+}  // namespace gcmoe::cuda

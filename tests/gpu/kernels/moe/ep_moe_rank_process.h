@@ -1,0 +1,34 @@
+#pragma once
+// One expert-parallel rank as its own process (the child side of the multi-process GPU tests):
+// the parent test starts N copies of its executable, each running the hidden test case
+// "[.ep_rank_process]" with its parameters in GCMOE_EP_* environment variables. Each child joins
+// the group over a shared-memory bootstrap Communicator, shares its symmetric region (CUDA IPC or
+// an NCCL window), runs several layer steps through EpMoeRank::enqueue_step and checks every
+// output against the single-rank layer on its own GPU (bit for bit) and the CPU reference.
+
+#include <string>
+#include <vector>
+
+namespace gcmoe::testing {
+
+enum class EpProcessMemory { kCudaIpc, kNcclWindow };
+
+struct EpProcessGroup {
+  EpProcessMemory memory = EpProcessMemory::kCudaIpc;
+  int ranks = 2;
+  bool gpu_per_rank = false;  // rank r on device r; else every rank on device 0
+  int steps = 4;
+  // A rank that joins and shares its region but never steps (-1: none): its peers must end their
+  // first step with DEADLINE_EXCEEDED within timeout_ms, not hang.
+  int absent_rank = -1;
+  int timeout_ms = 30000;
+  // Where each step's kernels go: "alternate" (even steps on one stream, odd steps split over
+  // compute, comm and side streams as GC-MoE places them), "one-stream" or "split".
+  std::string placement = "alternate";
+};
+
+// Starts the group's processes and waits for them (deadline: generous for time-sliced ranks);
+// returns each rank's exit code (0: every check passed).
+std::vector<int> run_ep_process_group(EpProcessGroup const& group);
+
+}  // namespace gcmoe::testing
