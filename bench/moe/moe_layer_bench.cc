@@ -13,8 +13,13 @@
 // layer. Floor: the bytes the layer must read (touched experts, the shared expert, the fp32 router)
 // over the SM read-stream ceiling measured in the same run.
 //
+// Per model and shared-expert setting, the sweep then picks a per-bucket partition plan
+// (kernels/moe/gc_partition_plan.h: the fastest comm size where it beats the sequential layer by
+// --min-gain, else no partition) and times the planned layer again at every point.
+//
 // Usage: bench_moe_layer [--out FILE] [--reps 20] [--layers 4] [--commit SHA] [--comm 8,16,...]
-//                        [--model glm5.2|deepseek-v4.1|all] [--tokens N]
+//                        [--model glm5.2|deepseek-v4.1|all] [--tokens N] [--min-gain 1.02]
+//                        [--plan-out FILE]
 #include <cuda_runtime.h>
 #include <fmt/format.h>
 
@@ -53,6 +58,9 @@ struct Options {
   std::string model = "all";
   int only_tokens = 0;  // 0: the whole sweep
   bool ablations = false;
+  // A comm partition is planned for a bucket only when it beats the sequential layer by this.
+  double min_gain = 1.02;
+  std::string plan_out;  // also write the chosen plans here
 };
 
 // Experts the layer's own routing touched for `tokens` tokens (after a sequential run).
@@ -105,7 +113,7 @@ StatusOr<nlohmann::json> run_model(ModelShape const& m, Options const& options, 
   for (int const asked : options.comm_sms) {
     GCMOE_ASSIGN_OR_RETURN(auto layer,
                            kernels::GcMoeLayer::create(config, kMaxTokens, 0, {.comm_sms = asked}));
-    comm_sms.push_back(layer.comm_sms());
+    comm_sms.push_back(layer.comm_sms(1));
     layers.push_back(std::make_unique<kernels::GcMoeLayer>(std::move(layer)));
   }
   double const expert_bytes = static_cast<double>(s.stride);
@@ -113,7 +121,10 @@ StatusOr<nlohmann::json> run_model(ModelShape const& m, Options const& options, 
   fmt::print("== {} (experts: {}), {:.2f} MB per expert\n", m.name, m.expert_format,
              expert_bytes / 1e6);
   nlohmann::json points = nlohmann::json::array();
+  nlohmann::json plans = nlohmann::json::object();
   for (bool const shared : {true, false}) {
+    std::vector<kernels::GcPartitionMeasurement> measured;
+    std::size_t const first_point = points.size();
     kernels::MoeLayerDeviceWeights const weights{.gate_weight = gate.data(),
                                                  .bias = bias.data(),
                                                  .experts = experts.data(),
@@ -183,7 +194,7 @@ StatusOr<nlohmann::json> run_model(ModelShape const& m, Options const& options, 
       for (std::size_t i = 0; i < gc_us.size(); ++i) {
         fmt::print(" {:>8.1f}", gc_us[i]);
         sweep.push_back({{"comm_sms", comm_sms[i]},
-                         {"compute_sms", layers[i]->compute_sms()},
+                         {"compute_sms", layers[i]->compute_sms(tokens)},
                          {"time_us", gc_us[i]}});
       }
       nlohmann::json ablation_points = nlohmann::json::object();
@@ -201,6 +212,14 @@ StatusOr<nlohmann::json> run_model(ModelShape const& m, Options const& options, 
         ablation_points[name] = us / options.layers;
       }
       fmt::print(" {:>6.2f}x {:>7.2f}x\n", seq / gc_us[best], gc_us[best] / floor_us);
+      kernels::GcPartitionMeasurement sample{
+          .tokens = tokens,
+          .sequential_us = seq_variants.front() / options.layers,
+          .sequential_separate_us = shared ? seq_variants.back() / options.layers : 0.0};
+      for (std::size_t i = 0; i < gc_us.size(); ++i) {
+        sample.gc_us.emplace_back(comm_sms[i], gc_us[i]);
+      }
+      measured.push_back(std::move(sample));
       points.push_back({{"shared_expert", shared},
                         {"tokens", tokens},
                         {"touched_experts", touched},
@@ -216,8 +235,48 @@ StatusOr<nlohmann::json> run_model(ModelShape const& m, Options const& options, 
                         {"gc_moe_best_over_floor", gc_us[best] / floor_us},
                         {"ablations_at_first_comm_size", ablation_points}});
     }
+    if (measured.empty()) {
+      continue;
+    }
+    // The per-bucket plan this run's sweep picks (no partition where no size wins by
+    // options.min_gain), then that plan's layer timed again at every point: its own
+    // measurement, not the sweep's best.
+    GCMOE_ASSIGN_OR_RETURN(auto plan, kernels::GcPartitionPlan::choose(measured, options.min_gain));
+    GCMOE_ASSIGN_OR_RETURN(auto planned,
+                           kernels::GcMoeLayer::create(config, kMaxTokens, 0, {.plan = plan}));
+    fmt::print("{} planned: {}\n", shared ? "shared " : "routed ",
+               nlohmann::json::parse(plan.to_json())["steps"].dump());
+    for (std::size_t i = 0; i < measured.size(); ++i) {
+      int const tokens = measured[i].tokens;
+      GCMOE_RETURN_IF_ERROR(planned.prepare(weights, x.data(), out.data(), tokens));
+      // One replay first: it moves the layer to the bucket's stream, which the timing records on.
+      GCMOE_RETURN_IF_ERROR(planned.replay(tokens));
+      GCMOE_RETURN_IF_ERROR(planned.synchronize());
+      GCMOE_ASSIGN_OR_RETURN(double const us,
+                             time_launches(planned.stream(), options.reps, [&]() -> Status {
+                               for (int l = 0; l < options.layers; ++l) {
+                                 GCMOE_RETURN_IF_ERROR(planned.replay(tokens));
+                               }
+                               return Status();
+                             }));
+      GCMOE_RETURN_IF_ERROR(planned.synchronize());
+      double const per_layer = us / options.layers;
+      nlohmann::json& point = points[first_point + i];
+      point["planned_comm_sms"] = planned.comm_sms(tokens);
+      point["planned_us"] = per_layer;
+      double const seq =
+          std::min(measured[i].sequential_us, measured[i].sequential_separate_us > 0.0
+                                                  ? measured[i].sequential_separate_us
+                                                  : measured[i].sequential_us);
+      point["planned_speedup_over_sequential"] = seq / per_layer;
+      fmt::print("{} {:>4} planned comm {:>3} SMs {:>9.1f} us  {:>5.2f}x sequential\n",
+                 shared ? "shared " : "routed ", tokens, planned.comm_sms(tokens), per_layer,
+                 seq / per_layer);
+    }
+    plans[shared ? "with_shared_expert" : "routed_only"] = nlohmann::json::parse(plan.to_json());
   }
   return nlohmann::json{{"model", m.name},
+                        {"partition_plans", plans},
                         {"shape",
                          {{"hidden", m.hidden},
                           {"intermediate", m.inter},
@@ -260,6 +319,13 @@ Status run(Options const& options) {
       {"layers_per_timing", options.layers},
       {"models", models}};
   std::ofstream(options.out) << doc.dump(2) << "\n";
+  if (!options.plan_out.empty()) {
+    nlohmann::json plans = {{"device", prop.name}, {"commit", options.commit}};
+    for (nlohmann::json const& model : models) {
+      plans[model["model"].get<std::string>()] = model["partition_plans"];
+    }
+    std::ofstream(options.plan_out) << plans.dump(2) << "\n";
+  }
   GCMOE_CHECK_CUDA(cudaStreamDestroy(stream));
   return Status();
 }
@@ -282,6 +348,10 @@ int main(int argc, char** argv) {
   app.add_option("--tokens", options.only_tokens, "only this T (0: the whole sweep)");
   app.add_flag("--ablations", options.ablations,
                "also time GC-MoE without PDL and without the comm partition's concurrency");
+  app.add_option("--min-gain", options.min_gain,
+                 "plan a comm partition for a bucket only when it is this much faster (1.02)")
+      ->check(CLI::Range(1.0, 2.0));
+  app.add_option("--plan-out", options.plan_out, "write the chosen per-bucket partition plans");
   CLI11_PARSE(app, argc, argv);
   gcmoe::Status const status = gcmoe::bench::run(options);
   if (!status.ok()) {

@@ -9,16 +9,28 @@ namespace gcmoe::kernels {
 
 StatusOr<GcMoeLayer> GcMoeLayer::create(MoeLayerConfig const& config, int max_tokens, int device,
                                         GcMoeOptions const& options) {
-  GCMOE_CHECK_ARG(options.comm_sms >= 1, "comm partition of {} SMs", options.comm_sms);
   GcMoeLayer layer;
   layer.options_ = options;
+  layer.plan_ = options.plan.value_or(GcPartitionPlan::uniform(options.comm_sms));
+  GCMOE_CHECK_ARG(options.plan.has_value() || options.comm_sms >= 1, "comm partition of {} SMs",
+                  options.comm_sms);
   GCMOE_CHECK_CUDA(cudaSetDevice(device));
   // Every kernel is loaded before the partitions run concurrently: a kernel loaded lazily while
   // the GEMM spins on the dispatch's flags can deadlock (docs/gpu-machine.md).
   GCMOE_RETURN_IF_ERROR(preload_local_dispatch());
   GCMOE_ASSIGN_OR_RETURN(auto steps, MoeLayerSequential::create(config, max_tokens));
   layer.steps_.emplace(std::move(steps));
-  GCMOE_ASSIGN_OR_RETURN(layer.partition_, cuda::SmPartition::create(device, options.comm_sms));
+  for (int const sms : layer.plan_.comm_sizes()) {
+    GCMOE_ASSIGN_OR_RETURN(auto partition, cuda::SmPartition::create(device, sms));
+    layer.partitions_.emplace(sms, std::move(partition));
+  }
+  GCMOE_ASSIGN_OR_RETURN(layer.whole_device_, cuda::Stream::create());
+  GCMOE_CHECK_CUDA(
+      cudaDeviceGetAttribute(&layer.device_sms_, cudaDevAttrMultiProcessorCount, device));
+  layer.last_stream_ =
+      layer.partitions_.empty()
+          ? layer.whole_device_.get()
+          : reinterpret_cast<cudaStream_t>(layer.partitions_.begin()->second.compute().stream());
   int const max_rows = layer.steps_->ready_flags();
   GCMOE_ASSIGN_OR_RETURN(layer.ready_rows_,
                          cuda::DeviceBuffer<int>::allocate(static_cast<std::size_t>(max_rows)));
@@ -30,7 +42,7 @@ StatusOr<GcMoeLayer> GcMoeLayer::create(MoeLayerConfig const& config, int max_to
   GCMOE_RETURN_IF_ERROR(layer.epoch_.copy_from_host(first_epoch));
   GCMOE_ASSIGN_OR_RETURN(layer.error_, cuda::DeviceBuffer<unsigned>::allocate(1));
   GCMOE_RETURN_IF_ERROR(layer.error_.fill_bytes(0));
-  for (cuda::Event* event : {&layer.start_, &layer.comm_done_, &layer.side_done_}) {
+  for (cuda::Event* event : {&layer.start_, &layer.comm_done_, &layer.side_done_, &layer.switch_}) {
     GCMOE_ASSIGN_OR_RETURN(*event, cuda::Event::create());
   }
   return layer;
@@ -48,16 +60,30 @@ Status GcMoeLayer::prepare(MoeLayerDeviceWeights const& weights, float const* x,
     }
     graphs_.erase(it);
   }
+  cuda::SmPartition const* const partition = partition_of(num_tokens);
+  if (partition == nullptr) {
+    // No partition for this bucket: the sequential graph over the whole device, the shared
+    // expert placed as the plan says.
+    cudaStream_t const whole = whole_device_.get();
+    SharedExpertLaunch const placement = plan_.step(num_tokens).shared_separate
+                                             ? SharedExpertLaunch::kSeparate
+                                             : SharedExpertLaunch::kWithRouted;
+    GCMOE_ASSIGN_OR_RETURN(cuda::Graph graph,
+                           sequential_graph(weights, x, out, num_tokens, whole, placement));
+    graphs_.emplace(num_tokens, Bucket{weights, x, out, whole, std::move(graph)});
+    return Status();
+  }
   MoeLayerSync const sync{.ready_rows = ready_rows_.data(),
                           .epoch = epoch_.data(),
                           .layout_ready = layout_ready_.data(),
                           .error = error_.data(),
                           .overlap_down = options_.overlap_down,
                           .wait_timeout_ns = options_.wait_timeout_ns};
-  auto const side = reinterpret_cast<cudaStream_t>(partition_.compute().side_stream());
+  auto const side = reinterpret_cast<cudaStream_t>(partition->compute().side_stream());
   auto const comm = options_.dispatch_on_comm
-                        ? reinterpret_cast<cudaStream_t>(partition_.comm().stream())
+                        ? reinterpret_cast<cudaStream_t>(partition->comm().stream())
                         : nullptr;
+  auto const compute_stream = reinterpret_cast<cudaStream_t>(partition->compute().stream());
   MoeLayerSequential& steps = *steps_;
   bool const shared = weights.has_shared;
   constexpr SharedExpertLaunch kSeparate = SharedExpertLaunch::kSeparate;
@@ -97,19 +123,39 @@ Status GcMoeLayer::prepare(MoeLayerDeviceWeights const& weights, float const* x,
     }
     return Status();
   };
-  GCMOE_ASSIGN_OR_RETURN(cuda::Graph graph, cuda::Graph::capture(stream(), body));
-  graphs_.emplace(num_tokens, Bucket{weights, x, out, std::move(graph)});
+  GCMOE_ASSIGN_OR_RETURN(cuda::Graph graph, cuda::Graph::capture(compute_stream, body));
+  graphs_.emplace(num_tokens, Bucket{weights, x, out, compute_stream, std::move(graph)});
   return Status();
 }
 
 Status GcMoeLayer::replay(int num_tokens) {
   auto const it = graphs_.find(num_tokens);
   GCMOE_CHECK_ARG(it != graphs_.end(), "no graph prepared for {} tokens", num_tokens);
-  return it->second.graph.launch(stream());
+  cudaStream_t const stream = it->second.stream;
+  if (stream != last_stream_) {
+    GCMOE_RETURN_IF_ERROR(cuda::order_after(switch_.get(), last_stream_, stream));
+    last_stream_ = stream;
+  }
+  return it->second.graph.launch(stream);
+}
+
+cuda::SmPartition const* GcMoeLayer::partition_of(int num_tokens) const {
+  auto const it = partitions_.find(plan_.comm_sms(num_tokens));
+  return it == partitions_.end() ? nullptr : &it->second;
+}
+
+int GcMoeLayer::comm_sms(int num_tokens) const {
+  cuda::SmPartition const* const p = partition_of(num_tokens);
+  return p == nullptr ? 0 : p->comm().sm_count();
+}
+
+int GcMoeLayer::compute_sms(int num_tokens) const {
+  cuda::SmPartition const* const p = partition_of(num_tokens);
+  return p == nullptr ? device_sms_ : p->compute().sm_count();
 }
 
 Status GcMoeLayer::synchronize() {
-  GCMOE_CHECK_CUDA(cudaStreamSynchronize(stream()));
+  GCMOE_CHECK_CUDA(cudaStreamSynchronize(last_stream_));
   std::array<unsigned, 1> error{};
   GCMOE_RETURN_IF_ERROR(error_.copy_to_host(error));
   if (error[0] != 0) {

@@ -17,7 +17,10 @@
 //
 // The sequential baseline is the same steps on one stream over the whole device
 // (MoeLayerSequential::run), captured the same way: `sequential_graph`.
-// Cross-rank dispatch/combine (NCCL windows, CUDA IPC, virtual ranks) come next.
+// The comm partition's size can differ per token-count bucket (GcPartitionPlan), including no
+// partition at all, where the bucket's graph is the sequential one over the whole device: replays
+// of buckets on different partitions are ordered by an event at each switch.
+// Cross-rank dispatch and combine: kernels/moe/ep_moe_rank.h.
 
 #include <cuda_runtime.h>
 
@@ -30,12 +33,15 @@
 #include "engine/backends/cuda/green_context.h"
 #include "engine/backends/cuda/stream.h"
 #include "engine/common/status.h"
+#include "kernels/moe/gc_partition_plan.h"
 #include "kernels/moe/moe_layer_sequential.h"
 
 namespace gcmoe::kernels {
 
 struct GcMoeOptions {
-  int comm_sms = 16;         // asked; the driver rounds up (Hopper: multiples of 8, at least 8)
+  int comm_sms = 16;  // asked; the driver rounds up (Hopper: multiples of 8, at least 8)
+  // Per token-count bucket (overrides comm_sms when set); 0 SMs: the sequential graph.
+  std::optional<GcPartitionPlan> plan = std::nullopt;
   bool overlap_down = true;  // L2 starts while L1 runs (programmatic dependent launch)
   // false: each dispatch runs on its GEMM's stream right before it (no concurrency between them;
   // what the comm partition buys is measured against this).
@@ -52,7 +58,8 @@ class GcMoeLayer {
   // Captures the graph for `num_tokens` tokens reading x and writing out, once per bucket: the
   // pointers are baked into the graph; calling again with other weights, x or out re-captures it.
   Status prepare(MoeLayerDeviceWeights const& weights, float const* x, float* out, int num_tokens);
-  // Replays the bucket's graph on the compute partition's stream; no host synchronization.
+  // Replays the bucket's graph on its partition's compute stream (the whole-device stream for a
+  // bucket without partition), after the previous replay; no host synchronization.
   Status replay(int num_tokens);
   // Waits for the replays; DEADLINE_EXCEEDED when a GEMM wait timed out (output garbage).
   Status synchronize();
@@ -62,11 +69,13 @@ class GcMoeLayer {
                                          float* out, int num_tokens, cudaStream_t stream,
                                          SharedExpertLaunch shared);
 
-  cudaStream_t stream() const {
-    return reinterpret_cast<cudaStream_t>(partition_.compute().stream());
-  }
-  int comm_sms() const { return partition_.comm().sm_count(); }
-  int compute_sms() const { return partition_.compute().sm_count(); }
+  // The stream the last replay went to (before any: the first partition's compute stream, or the
+  // whole-device stream when the plan has no partition); work after it goes there.
+  cudaStream_t stream() const { return last_stream_; }
+  // The bucket's partition as the driver made it: comm SMs (0 for none) and compute SMs.
+  int comm_sms(int num_tokens) const;
+  int compute_sms(int num_tokens) const;
+  GcPartitionPlan const& plan() const { return plan_; }
   MoeLayerSequential& steps() { return *steps_; }
   // Kernel nodes of a prepared bucket's graph.
   StatusOr<int> kernel_nodes(int num_tokens) const;
@@ -74,8 +83,15 @@ class GcMoeLayer {
  private:
   GcMoeLayer() = default;
 
+  cuda::SmPartition const* partition_of(int num_tokens) const;
+
   GcMoeOptions options_;
-  cuda::SmPartition partition_;
+  GcPartitionPlan plan_ = GcPartitionPlan::uniform(16);
+  std::map<int, cuda::SmPartition> partitions_;  // by the comm size the plan asks for
+  cuda::Stream whole_device_;                    // buckets without partition
+  int device_sms_ = 0;
+  cudaStream_t last_stream_ = nullptr;
+  cuda::Event switch_;  // orders a replay after the previous one on another stream
   std::optional<MoeLayerSequential> steps_;  // always set once created
   cuda::DeviceBuffer<int> ready_rows_, layout_ready_, epoch_;
   cuda::DeviceBuffer<unsigned> error_;
@@ -85,6 +101,7 @@ class GcMoeLayer {
     MoeLayerDeviceWeights weights;
     float const* x = nullptr;
     float* out = nullptr;
+    cudaStream_t stream = nullptr;
     cuda::Graph graph;
   };
   std::map<int, Bucket> graphs_;  // by token count

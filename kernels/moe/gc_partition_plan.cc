@@ -1,0 +1,116 @@
+#include "kernels/moe/gc_partition_plan.h"
+
+#include <algorithm>
+#include <nlohmann/json.hpp>
+#include <set>
+
+#include "engine/common/check.h"
+
+namespace gcmoe::kernels {
+
+GcPartitionPlan GcPartitionPlan::uniform(int comm_sms) {
+  GcPartitionPlan plan;
+  plan.steps_.push_back({.max_tokens = 1, .comm_sms = comm_sms});
+  return plan;
+}
+
+StatusOr<GcPartitionPlan> GcPartitionPlan::create(std::vector<GcPartitionStep> steps) {
+  GCMOE_CHECK_ARG(!steps.empty(), "a partition plan with no steps");
+  int previous = 0;
+  for (GcPartitionStep const& s : steps) {
+    GCMOE_CHECK_ARG(s.max_tokens > previous,
+                    "partition plan steps must cover increasing token counts ({} after {})",
+                    s.max_tokens, previous);
+    GCMOE_CHECK_ARG(s.comm_sms >= 0, "a comm partition of {} SMs", s.comm_sms);
+    previous = s.max_tokens;
+  }
+  GcPartitionPlan plan;
+  plan.steps_ = std::move(steps);
+  return plan;
+}
+
+StatusOr<GcPartitionPlan> GcPartitionPlan::choose(std::span<GcPartitionMeasurement const> measured,
+                                                  double min_gain) {
+  GCMOE_CHECK_ARG(!measured.empty(), "no measurements to choose a partition plan from");
+  GCMOE_CHECK_ARG(min_gain >= 1.0, "a minimum gain of {} (1.0 = any win)", min_gain);
+  std::vector<GcPartitionMeasurement> sorted(measured.begin(), measured.end());
+  std::sort(sorted.begin(), sorted.end(),
+            [](auto const& a, auto const& b) { return a.tokens < b.tokens; });
+  std::vector<GcPartitionStep> steps;
+  for (GcPartitionMeasurement const& m : sorted) {
+    GCMOE_CHECK_ARG(m.sequential_us > 0.0 && m.sequential_separate_us >= 0.0,
+                    "{} tokens: no sequential time", m.tokens);
+    bool const separate =
+        m.sequential_separate_us > 0.0 && m.sequential_separate_us < m.sequential_us;
+    int choice = 0;
+    double best = (separate ? m.sequential_separate_us : m.sequential_us) / min_gain;
+    for (auto const& [sms, us] : m.gc_us) {
+      GCMOE_CHECK_ARG(sms > 0 && us > 0.0, "{} tokens: comm {} SMs at {} µs", m.tokens, sms, us);
+      if (us < best) {
+        best = us;
+        choice = sms;
+      }
+    }
+    GcPartitionStep const next{
+        .max_tokens = m.tokens, .comm_sms = choice, .shared_separate = choice == 0 && separate};
+    if (!steps.empty() && steps.back().comm_sms == next.comm_sms &&
+        steps.back().shared_separate == next.shared_separate) {
+      steps.back().max_tokens = m.tokens;
+    } else {
+      steps.push_back(next);
+    }
+  }
+  return create(std::move(steps));
+}
+
+GcPartitionStep const& GcPartitionPlan::step(int tokens) const {
+  for (GcPartitionStep const& s : steps_) {
+    if (tokens <= s.max_tokens) {
+      return s;
+    }
+  }
+  return steps_.back();
+}
+
+std::vector<int> GcPartitionPlan::comm_sizes() const {
+  std::set<int> sizes;
+  for (GcPartitionStep const& s : steps_) {
+    if (s.comm_sms > 0) {
+      sizes.insert(s.comm_sms);
+    }
+  }
+  return {sizes.begin(), sizes.end()};
+}
+
+std::string GcPartitionPlan::to_json() const {
+  nlohmann::json steps = nlohmann::json::array();
+  for (GcPartitionStep const& s : steps_) {
+    steps.push_back({{"max_tokens", s.max_tokens},
+                     {"comm_sms", s.comm_sms},
+                     {"shared_separate", s.shared_separate}});
+  }
+  return nlohmann::json{{"steps", steps}}.dump(2);
+}
+
+StatusOr<GcPartitionPlan> GcPartitionPlan::from_json(std::string const& text) {
+  nlohmann::json const json = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
+  GCMOE_CHECK_ARG(!json.is_discarded(), "a partition plan that is not JSON");
+  GCMOE_CHECK_ARG(json.is_object() && json.contains("steps") && json["steps"].is_array(),
+                  "a partition plan needs a \"steps\" array");
+  std::vector<GcPartitionStep> steps;
+  for (nlohmann::json const& s : json["steps"]) {
+    GCMOE_CHECK_ARG(s.is_object() && s.contains("max_tokens") &&
+                        s["max_tokens"].is_number_integer() && s.contains("comm_sms") &&
+                        s["comm_sms"].is_number_integer(),
+                    "partition plan step {} needs integer max_tokens and comm_sms", steps.size());
+    GCMOE_CHECK_ARG(!s.contains("shared_separate") || s["shared_separate"].is_boolean(),
+                    "partition plan step {}: shared_separate must be true or false", steps.size());
+    bool const separate = s.contains("shared_separate") && s["shared_separate"].get<bool>();
+    steps.push_back({.max_tokens = s["max_tokens"].get<int>(),
+                     .comm_sms = s["comm_sms"].get<int>(),
+                     .shared_separate = separate});
+  }
+  return create(std::move(steps));
+}
+
+}  // namespace gcmoe::kernels

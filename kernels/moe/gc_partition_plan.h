@@ -1,0 +1,62 @@
+#pragma once
+// Which comm partition the GC-MoE layer (kernels/moe/gc_moe_layer.h) uses for each token-count
+// bucket — or none: at some decode sizes splitting the GPU costs more than the overlap buys
+// (GLM-5.2 at 2 tokens: its 256 L1 CTAs need every SM for one wave), and there the layer runs its
+// sequential graph over the whole device. A plain object, chosen from measurements
+// (bench_moe_layer --plan-out) or given as one size for every bucket.
+
+#include <span>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "engine/common/status.h"
+
+namespace gcmoe::kernels {
+
+struct GcPartitionStep {
+  int max_tokens = 0;  // this step covers token counts up to here (after the previous step's)
+  int comm_sms = 0;    // 0: no partition (the sequential graph on the whole device)
+  // Without partition: the shared expert in launches of its own instead of in the routed
+  // experts' (faster from a few dozen tokens on, when the fused launch's hint mixes a
+  // one-row-per-token expert with sparse routed ones).
+  bool shared_separate = false;
+  bool operator==(GcPartitionStep const&) const = default;
+};
+
+// One token count of a bench_moe_layer sweep: µs per layer.
+struct GcPartitionMeasurement {
+  int tokens = 0;
+  double sequential_us = 0.0;           // the shared expert in the routed launches (or none)
+  double sequential_separate_us = 0.0;  // in its own launches; 0: not measured
+  std::vector<std::pair<int, double>> gc_us = {};  // (comm SMs, µs)
+};
+
+class GcPartitionPlan {
+ public:
+  // The same comm partition for every bucket.
+  static GcPartitionPlan uniform(int comm_sms);
+  // Steps with strictly increasing max_tokens (≥ 1) and comm_sms ≥ 0; token counts beyond the last
+  // step use the last step's choice.
+  static StatusOr<GcPartitionPlan> create(std::vector<GcPartitionStep> steps);
+  // For each measured token count: the fastest comm size when it beats the faster sequential
+  // placement by at least `min_gain` (1.02 = 2%: smaller differences are within run-to-run
+  // noise), else none with that placement. Neighbouring token counts with the same choice merge.
+  static StatusOr<GcPartitionPlan> choose(std::span<GcPartitionMeasurement const> measured,
+                                          double min_gain);
+
+  // The step covering `tokens` (beyond the last step: the last).
+  GcPartitionStep const& step(int tokens) const;
+  int comm_sms(int tokens) const { return step(tokens).comm_sms; }
+  std::span<GcPartitionStep const> steps() const { return steps_; }
+  // The distinct nonzero comm sizes, ascending (one green-context split each).
+  std::vector<int> comm_sizes() const;
+  // {"steps": [{"max_tokens": 1, "comm_sms": 16, "shared_separate": false}, ...]}
+  std::string to_json() const;
+  static StatusOr<GcPartitionPlan> from_json(std::string const& text);
+
+ private:
+  std::vector<GcPartitionStep> steps_;
+};
+
+}  // namespace gcmoe::kernels

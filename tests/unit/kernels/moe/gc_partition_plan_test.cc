@@ -1,0 +1,95 @@
+// The GC-MoE partition plan (kernels/moe/gc_partition_plan.h): bucket lookup, validation, the
+// choice from measurements (including "no partition" where the split does not pay) and JSON.
+#include "kernels/moe/gc_partition_plan.h"
+
+#include <vector>
+
+#include "tests/support/catch.h"
+
+namespace gcmoe::kernels {
+namespace {
+
+TEST_CASE("Partition plan: lookup by token count") {
+  auto plan = GcPartitionPlan::create({{1, 16}, {2, 0}, {64, 24}, {256, 8}});
+  REQUIRE(plan.ok());
+  CHECK(plan->comm_sms(1) == 16);
+  CHECK(plan->comm_sms(2) == 0);
+  CHECK(plan->comm_sms(3) == 24);
+  CHECK(plan->comm_sms(64) == 24);
+  CHECK(plan->comm_sms(65) == 8);
+  CHECK(plan->comm_sms(1000) == 8);  // beyond the last step: the last step's choice
+  CHECK(plan->comm_sizes() == std::vector<int>{8, 16, 24});
+  CHECK(GcPartitionPlan::uniform(16).comm_sms(77) == 16);
+}
+
+TEST_CASE("Partition plan: bad steps are refused") {
+  CHECK(GcPartitionPlan::create({}).status().code() == StatusCode::kInvalidArgument);
+  CHECK(GcPartitionPlan::create({{4, 16}, {4, 8}}).status().code() == StatusCode::kInvalidArgument);
+  CHECK(GcPartitionPlan::create({{0, 16}}).status().code() == StatusCode::kInvalidArgument);
+  CHECK(GcPartitionPlan::create({{1, -8}}).status().code() == StatusCode::kInvalidArgument);
+}
+
+TEST_CASE("Partition plan: chosen from measurements, none where the split does not pay") {
+  std::vector<GcPartitionMeasurement> const m = {
+      {.tokens = 2, .sequential_us = 200.0, .gc_us = {{8, 220.0}, {16, 215.0}}},   // split loses
+      {.tokens = 1, .sequential_us = 131.0, .gc_us = {{8, 125.0}, {16, 122.0}}},   // 16 wins
+      {.tokens = 4, .sequential_us = 330.0, .gc_us = {{8, 329.0}, {16, 326.0}}},   // < 2%: none
+      {.tokens = 8, .sequential_us = 600.0, .gc_us = {{8, 570.0}, {16, 580.0}}},   // 8 wins
+      {.tokens = 16, .sequential_us = 900.0, .gc_us = {{8, 850.0}, {16, 870.0}}},  // 8 again
+  };
+  auto plan = GcPartitionPlan::choose(m, 1.02);
+  REQUIRE(plan.ok());
+  std::vector<GcPartitionStep> const want = {{1, 16}, {4, 0}, {16, 8}};
+  CHECK(std::vector<GcPartitionStep>(plan->steps().begin(), plan->steps().end()) == want);
+  // With any win counted, 4 tokens take the 16-SM split.
+  auto eager = GcPartitionPlan::choose(m, 1.0);
+  REQUIRE(eager.ok());
+  CHECK(eager->comm_sms(4) == 16);
+  CHECK(GcPartitionPlan::choose(m, 0.5).status().code() == StatusCode::kInvalidArgument);
+}
+
+TEST_CASE("Partition plan: the faster sequential placement where no split pays") {
+  std::vector<GcPartitionMeasurement> const m = {
+      {.tokens = 16, .sequential_us = 900.0, .sequential_separate_us = 930.0, .gc_us = {{8, 899}}},
+      {.tokens = 64,
+       .sequential_us = 2300.0,
+       .sequential_separate_us = 1990.0,
+       .gc_us = {{8, 1980.0}}},  // beats the fused placement by far, the separate one by < 2%
+      {.tokens = 128,
+       .sequential_us = 2690.0,
+       .sequential_separate_us = 2255.0,
+       .gc_us = {{8, 2100.0}}},  // beats both
+  };
+  auto plan = GcPartitionPlan::choose(m, 1.02);
+  REQUIRE(plan.ok());
+  std::vector<GcPartitionStep> const want = {{16, 0, false}, {64, 0, true}, {128, 8, false}};
+  CHECK(std::vector<GcPartitionStep>(plan->steps().begin(), plan->steps().end()) == want);
+  CHECK(plan->step(40).shared_separate);
+  CHECK_FALSE(plan->step(10).shared_separate);
+}
+
+TEST_CASE("Partition plan: JSON round trip and bad JSON") {
+  auto plan = GcPartitionPlan::create({{1, 16}, {2, 0, true}, {256, 24}});
+  REQUIRE(plan.ok());
+  auto back = GcPartitionPlan::from_json(plan->to_json());
+  REQUIRE(back.ok());
+  CHECK(std::vector<GcPartitionStep>(back->steps().begin(), back->steps().end()) ==
+        std::vector<GcPartitionStep>(plan->steps().begin(), plan->steps().end()));
+  CHECK(back->step(2).shared_separate);
+  CHECK(GcPartitionPlan::from_json("not json").status().code() == StatusCode::kInvalidArgument);
+  CHECK(GcPartitionPlan::from_json(
+            "{\"steps\": [{\"max_tokens\": 1, \"comm_sms\": 0, \"shared_separate\": 1}]}")
+            .status()
+            .code() == StatusCode::kInvalidArgument);
+  CHECK(GcPartitionPlan::from_json("{\"steps\": 3}").status().code() ==
+        StatusCode::kInvalidArgument);
+  CHECK(GcPartitionPlan::from_json("{\"steps\": [{\"max_tokens\": 1}]}").status().code() ==
+        StatusCode::kInvalidArgument);
+  CHECK(GcPartitionPlan::from_json("{\"steps\": [{\"max_tokens\": 2, \"comm_sms\": 8}, "
+                                   "{\"max_tokens\": 1, \"comm_sms\": 8}]}")
+            .status()
+            .code() == StatusCode::kInvalidArgument);
+}
+
+}  // namespace
+}  // namespace gcmoe::kernels
