@@ -115,6 +115,34 @@ __global__ void __launch_bounds__((kWgs * 4 + 1) * 32, kMinBlocks)
     int it = 0;
     for (int pass = first_pass; pass < row_end; pass += passes * kN) {
       int const rows = min(kN, row_end - pass);
+      // Wide passes: lane l copies the 16-byte unit l % 8 of rows l / 8 + 4i and the scales of
+      // rows l + 32j; their addresses are made once per pass, so a chunk costs one add and one
+      // cp.async per copy (the per-copy row arithmetic was ~450 producer instructions a chunk).
+      constexpr bool kHoisted = kN >= 64;
+      constexpr int kRowsPerLane = kHoisted ? kN / 4 : 1;
+      constexpr int kScalesPerLane = kHoisted ? kN / 32 : 1;
+      static_assert(kRowsPerLane <= 32);
+      std::uint8_t const* row_src[kRowsPerLane];
+      float const* scale_src[kScalesPerLane];
+      unsigned row_present = 0;
+      unsigned scale_present = 0;
+      if constexpr (kHoisted) {
+#pragma unroll
+        for (int i = 0; i < kRowsPerLane; ++i) {
+          int const r = lane / 8 + 4 * i;
+          bool const present = r < rows;
+          row_src[i] = present ? args.x + (pass + r) * k_total + (lane % 8) * 16 : args.x;
+          row_present |= present ? 1u << i : 0u;
+        }
+#pragma unroll
+        for (int j = 0; j < kScalesPerLane; ++j) {
+          int const r = lane + 32 * j;
+          bool const present = r < rows;
+          scale_src[j] = present ? args.x_scales + (pass + r) * static_cast<std::int64_t>(chunks)
+                                 : args.x_scales;
+          scale_present |= present ? 1u << j : 0u;
+        }
+      }
       auto const issue_weights = [&](int c) {
         int const s = (it + c) % kStages;
         std::uint32_t const full_bar = ptx::smem_address(&full[s]);
@@ -136,27 +164,49 @@ __global__ void __launch_bounds__((kWgs * 4 + 1) * 32, kMinBlocks)
         std::uint32_t const full_bar = ptx::smem_address(&full[s]);
         std::uint32_t const x_stage =
             smem_base + static_cast<std::uint32_t>(s * kStageBytes) + kWgs * kWgmmaChunkBytes;
-        // Unrolled at most twice: wider unrolling spills at the 8-row configs' 56-register cap.
-#pragma unroll(kN <= 8 ? 1 : 2)
-        for (int u = lane; u < kN * 8; u += 32) {
-          int const r = u / 8;
-          int const unit = u % 8;
-          std::uint32_t const dst = x_stage + r * kChunkK + ((unit ^ (r & 7)) << 4);
-          bool const present = r < rows;
-          std::uint8_t const* src =
-              present ? args.x + (pass + r) * k_total + c * kChunkK + unit * 16 : args.x;
-          ptx::copy_16_zfill(dst, src, present ? 16u : 0u);
-        }
-        // The rows' activation scales of chunk c (zeros past the rows) and the tiles' weight
-        // scale_inv pairs, so no consumer waits on a global load.
         float* const stage_scales = scale_stages + s * kScaleFloats;
-        for (int r = lane; r < kN; r += 32) {
-          bool const present = r < rows;
-          float const* src =
-              present ? args.x_scales + (pass + r) * static_cast<std::int64_t>(chunks) + c
-                      : args.x_scales;
-          ptx::copy_4_zfill(ptx::smem_address(stage_scales + r), src, present ? 4u : 0u);
+        if constexpr (kHoisted) {
+          // Row r = lane / 8 + 4i sits in swizzle phase r % 8 = lane / 8 + 4 (i % 2).
+          int const r0 = lane / 8;
+          int const unit = lane % 8;
+          std::uint32_t const dst_even = x_stage + r0 * kChunkK + ((unit ^ r0) << 4);
+          std::uint32_t const dst_odd = x_stage + r0 * kChunkK + ((unit ^ (r0 + 4)) << 4);
+          std::int64_t const k_offset = static_cast<std::int64_t>(c) * kChunkK;
+#pragma unroll
+          for (int i = 0; i < kRowsPerLane; ++i) {
+            // Absent rows copy nothing (zero fill); their pointer, args.x + k_offset, stays
+            // inside x's first row.
+            ptx::copy_16_zfill((i % 2 == 0 ? dst_even : dst_odd) + 4 * i * kChunkK,
+                               row_src[i] + k_offset, (row_present >> i) & 1u ? 16u : 0u);
+          }
+#pragma unroll
+          for (int j = 0; j < kScalesPerLane; ++j) {
+            ptx::copy_4_zfill(ptx::smem_address(stage_scales + lane + 32 * j), scale_src[j] + c,
+                              (scale_present >> j) & 1u ? 4u : 0u);
+          }
+        } else {
+          // Unrolled at most twice: wider unrolling spills at the 8-row configs' 56-register
+          // cap.
+#pragma unroll(kN <= 8 ? 1 : 2)
+          for (int u = lane; u < kN * 8; u += 32) {
+            int const r = u / 8;
+            int const unit = u % 8;
+            std::uint32_t const dst = x_stage + r * kChunkK + ((unit ^ (r & 7)) << 4);
+            bool const present = r < rows;
+            std::uint8_t const* src =
+                present ? args.x + (pass + r) * k_total + c * kChunkK + unit * 16 : args.x;
+            ptx::copy_16_zfill(dst, src, present ? 16u : 0u);
+          }
+          // The rows' activation scales of chunk c (zeros past the rows).
+          for (int r = lane; r < kN; r += 32) {
+            bool const present = r < rows;
+            float const* src =
+                present ? args.x_scales + (pass + r) * static_cast<std::int64_t>(chunks) + c
+                        : args.x_scales;
+            ptx::copy_4_zfill(ptx::smem_address(stage_scales + r), src, present ? 4u : 0u);
+          }
         }
+        // The tiles' weight scale_inv pairs, so no consumer waits on a global load.
         if (lane < kWgs) {
           ptx::copy_8(ptx::smem_address(stage_scales + kN + 2 * lane),
                       args.weight_scales + expert * args.scale_stride +
