@@ -1,5 +1,7 @@
 #include "engine/backends/cuda/nccl_symmetric_memory.h"
 
+#include <spdlog/spdlog.h>
+
 #include <cstring>
 #include <span>
 #include <string>
@@ -84,21 +86,18 @@ StatusOr<SymmetricMemory> register_nccl_window(std::size_t bytes, std::shared_pt
     peers[static_cast<std::size_t>(r)] = static_cast<std::byte*>(
         lsa_pointers[static_cast<std::size_t>(lsa_of[static_cast<std::size_t>(r)])]);
   }
-  // The accessor must give back this rank's own allocation, or the window's layout is not the
-  // one these headers describe (an NCCL library older than the headers).
-  if (peers[static_cast<std::size_t>(me)] != data) {
-    int version = 0;
-    GCMOE_CHECK_NCCL(comm->get(), ncclGetVersion(&version));
-    return Status(StatusCode::kInternal,
-                  "the NCCL window's LSA pointer for this rank is not its own memory: the NCCL "
-                  "library (" +
-                      std::to_string(version) +
-                      ") does not match the headers built "
-                      "against (" +
-                      std::to_string(NCCL_VERSION_CODE) + ")");
-  }
-  return SymmetricMemory(SymmetricMemoryKind::kNcclWindow, static_cast<std::byte*>(data), bytes, me,
+  // This rank's own region through its own allocation (the window's flat LSA range aliases it).
+  peers[static_cast<std::size_t>(me)] = static_cast<std::byte*>(data);
+  SymmetricMemory memory(SymmetricMemoryKind::kNcclWindow, static_cast<std::byte*>(data), bytes, me,
                          std::move(peers), ranks > 1, std::move(backing));
+  // Also proves the window's layout is the one these headers describe (an NCCL library older
+  // than the headers would give pointers that reach nothing, or the wrong rank).
+  GCMOE_RETURN_IF_ERROR(memory.verify_peers(bootstrap));
+  int version = 0;
+  GCMOE_CHECK_NCCL(comm->get(), ncclGetVersion(&version));
+  spdlog::info("rank {}: symmetric region of {} bytes in an NCCL {} window, {} LSA peer(s)", me,
+               bytes, version, ranks - 1);
+  return memory;
 }
 
 }  // namespace gcmoe::cuda

@@ -186,10 +186,44 @@ StatusOr<SymmetricMemory> SymmetricMemory::exchange_ipc(std::size_t bytes,
     backing->add_opened(mapped);
     peers[at] = static_cast<std::byte*>(mapped);
   }
+  SymmetricMemory memory(SymmetricMemoryKind::kCudaIpc, static_cast<std::byte*>(data), bytes, me,
+                         std::move(peers), cross_device, std::move(backing));
+  GCMOE_RETURN_IF_ERROR(memory.verify_peers(group));
   spdlog::info("rank {}: symmetric region of {} bytes shared by CUDA IPC with {} peer(s) {}", me,
                bytes, ranks - 1, cross_device ? "on other GPUs" : "on this GPU");
-  return SymmetricMemory(SymmetricMemoryKind::kCudaIpc, static_cast<std::byte*>(data), bytes, me,
-                         std::move(peers), cross_device, std::move(backing));
+  return memory;
+}
+
+Status SymmetricMemory::verify_peers(runtime::Communicator& group) const {
+  GCMOE_CHECK_ARG(group.world_size() == ranks() && group.rank() == rank_,
+                  "a group of {} ranks (this one {}) for a region of rank {} of {}",
+                  group.world_size(), group.rank(), rank_, ranks());
+  GCMOE_CHECK_ARG(bytes_ >= sizeof(std::uint64_t), "a region of {} bytes", bytes_);
+  auto const word_of = [](int r) {
+    return 0x9e3779b97f4a7c15ull * static_cast<std::uint64_t>(r + 1);
+  };
+  std::uint64_t const mine = word_of(rank_);
+  GCMOE_CHECK_CUDA(cudaMemcpy(local_, &mine, sizeof(mine), cudaMemcpyHostToDevice));
+  GCMOE_CHECK_CUDA(cudaDeviceSynchronize());
+  GCMOE_RETURN_IF_ERROR(group.barrier());
+  Status seen;
+  for (int r = 0; r < ranks() && seen.ok(); ++r) {
+    std::uint64_t word = 0;
+    GCMOE_CHECK_CUDA(cudaMemcpy(&word, peer(r), sizeof(word), cudaMemcpyDeviceToHost));
+    if (word != word_of(r)) {
+      seen = Status(StatusCode::kFailedPrecondition,
+                    "rank " + std::to_string(rank_) + "'s " + std::string(to_string(kind_)) +
+                        " mapping of rank " + std::to_string(r) +
+                        "'s region does not reach it (read " + std::to_string(word) + ")");
+    }
+  }
+  // Every rank reads before anyone clears its word, and clears it before anyone returns (peers
+  // write into a region only after their exchange returned).
+  GCMOE_RETURN_IF_ERROR(group.barrier());
+  GCMOE_CHECK_CUDA(cudaMemset(local_, 0, sizeof(std::uint64_t)));
+  GCMOE_CHECK_CUDA(cudaDeviceSynchronize());
+  GCMOE_RETURN_IF_ERROR(group.barrier());
+  return seen;
 }
 
 }  // namespace gcmoe::cuda

@@ -56,6 +56,12 @@ class SymmetricMemory {
   // process, no peer access between GPUs) comes back as the CUDA error.
   static StatusOr<SymmetricMemory> exchange_ipc(std::size_t bytes, runtime::Communicator& group);
 
+  // Collective over `group`: proves every peer mapping reaches that peer's region (each rank
+  // writes a word of its own into its region, every rank reads every peer's through its mapping),
+  // then zeroes the word again before any rank returns. FAILED_PRECONDITION names the first
+  // mapping that shows another rank's (or no) word. The exchanges run it before returning.
+  Status verify_peers(runtime::Communicator& group) const;
+
   SymmetricMemoryKind kind() const { return kind_; }
   std::byte* local() const { return local_; }
   std::size_t bytes() const { return bytes_; }
