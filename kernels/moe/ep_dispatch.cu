@@ -100,6 +100,12 @@ __global__ void __launch_bounds__(kPlanThreads) ep_plan_kernel(EpStep s, EpPlanO
         o.active[active++] = l;
       }
     }
+    if (o.shared_rows >= 0) {
+      o.recv_offsets[local + 1] = offset + o.shared_rows;
+      if (o.shared_rows > 0) {
+        o.active[active++] = local;
+      }
+    }
     *o.num_active = active;
   }
 }
@@ -129,6 +135,26 @@ __global__ void __launch_bounds__(kRowQuantWarps * 32)
   }
 }
 
+// Block per own token: row recv_offsets[local] + t of this rank's own receive buffer.
+__global__ void __launch_bounds__(kRowQuantWarps * 32)
+    ep_dispatch_shared_rows_kernel(EpStep s, float const* x, RequantScale recipe,
+                                   int const* recv_offsets) {
+  int const t = static_cast<int>(blockIdx.x);
+  EpRankBuffers const& own = s.peers.rank[s.rank];
+  int const dest = recv_offsets[s.num_experts / s.peers.ranks] + t;
+  std::int64_t const groups = s.hidden / kGroup;
+  if (threadIdx.x == 0) {
+    own.recv_weights[s.parity][dest] = 1.0f;
+  }
+  quantize_row_fp8(x + static_cast<std::int64_t>(t) * s.hidden, s.hidden, recipe,
+                   own.recv_xq[s.parity] + static_cast<std::int64_t>(dest) * s.hidden,
+                   own.recv_scales[s.parity] + dest * groups);
+  __syncthreads();
+  if (threadIdx.x == 0) {
+    hopper::publish(own.row_flags[s.parity] + dest, *s.epoch, false);
+  }
+}
+
 __global__ void ep_signal_done_kernel(EpStep s) {
   int const d = static_cast<int>(threadIdx.x);
   if (d < s.peers.ranks) {
@@ -153,8 +179,12 @@ __global__ void __launch_bounds__(kCombineThreads) ep_combine_kernel(EpStep s, E
     return s.peers.rank[a.pair_rank[pair]].y +
            static_cast<std::int64_t>(a.pair_row[pair]) * s.hidden;
   };
-  combine_token_slice(row_of, a.apply_weights ? a.topk_weights : nullptr, a.shared_y, t, h0,
-                      s.hidden, a.top_k, a.out);
+  std::uint16_t const* shared_y = a.shared_y;
+  if (a.shared_first_row != nullptr) {
+    shared_y = s.peers.rank[s.rank].y + static_cast<std::int64_t>(*a.shared_first_row) * s.hidden;
+  }
+  combine_token_slice(row_of, a.apply_weights ? a.topk_weights : nullptr, shared_y, t, h0, s.hidden,
+                      a.top_k, a.out);
 }
 
 __global__ void ep_advance_epoch_kernel(int* epoch) {
@@ -222,6 +252,19 @@ Status ep_dispatch_rows(EpStep const& step, EpDispatchRows const& rows, cudaStre
   return Status();
 }
 
+Status ep_dispatch_shared_rows(EpStep const& step, float const* x, int num_tokens,
+                               RequantScale recipe, int const* recv_offsets, cudaStream_t stream) {
+  GCMOE_RETURN_IF_ERROR(check_step(step));
+  GCMOE_CHECK_ARG_MSG(x != nullptr && recv_offsets != nullptr, "ep shared dispatch: null buffer");
+  if (num_tokens <= 0) {
+    return Status();
+  }
+  ep_dispatch_shared_rows_kernel<<<static_cast<unsigned>(num_tokens), kRowQuantWarps * 32, 0,
+                                   stream>>>(step, x, recipe, recv_offsets);
+  GCMOE_CHECK_LAUNCH();
+  return Status();
+}
+
 Status ep_signal_done(EpStep const& step, cudaStream_t stream) {
   GCMOE_RETURN_IF_ERROR(check_step(step));
   ep_signal_done_kernel<<<1, 32, 0, stream>>>(step);
@@ -256,6 +299,7 @@ Status preload_ep_dispatch() {
   GCMOE_CHECK_CUDA(cudaFuncGetAttributes(&attributes, ep_publish_counts_kernel));
   GCMOE_CHECK_CUDA(cudaFuncGetAttributes(&attributes, ep_plan_kernel));
   GCMOE_CHECK_CUDA(cudaFuncGetAttributes(&attributes, ep_dispatch_rows_kernel));
+  GCMOE_CHECK_CUDA(cudaFuncGetAttributes(&attributes, ep_dispatch_shared_rows_kernel));
   GCMOE_CHECK_CUDA(cudaFuncGetAttributes(&attributes, ep_signal_done_kernel));
   GCMOE_CHECK_CUDA(cudaFuncGetAttributes(&attributes, ep_combine_kernel));
   GCMOE_CHECK_CUDA(cudaFuncGetAttributes(&attributes, ep_advance_epoch_kernel));

@@ -66,9 +66,12 @@ Status ep_publish_counts(EpStep const& step, int const* expert_offsets, int cons
 // receive layout (recv_offsets [E/R + 1], active [E/R] local experts with rows, num_active).
 struct EpPlanOutputs {
   int* send_base = nullptr;
-  int* recv_offsets = nullptr;
-  int* active = nullptr;
+  int* recv_offsets = nullptr;  // [E/R + 2] with a shared segment
+  int* active = nullptr;        // [E/R + 1] with a shared segment
   int* num_active = nullptr;
+  // ≥ 0: the receive layout ends with a segment of this many rows for the shared expert, as
+  // local expert E/R (its packed index on this rank), active when not empty.
+  int shared_rows = -1;
 };
 Status ep_plan(EpStep const& step, EpPlanOutputs const& out, cudaStream_t stream);
 
@@ -90,6 +93,12 @@ struct EpDispatchRows {
 };
 Status ep_dispatch_rows(EpStep const& step, EpDispatchRows const& rows, cudaStream_t stream);
 
+// 3b. The shared expert in the routed launch: this rank's own tokens quantized into its own
+// receive buffer at the shared segment (recv_offsets[E/R] + t, after ep_plan), weight 1, flags
+// released like any received row.
+Status ep_dispatch_shared_rows(EpStep const& step, float const* x, int num_tokens,
+                               RequantScale recipe, int const* recv_offsets, cudaStream_t stream);
+
 // 4. After this rank's L2: its outputs (peers.rank[rank].y) are complete; tell every source.
 Status ep_signal_done(EpStep const& step, cudaStream_t stream);
 
@@ -101,6 +110,9 @@ struct EpCombine {
   float const* topk_weights = nullptr;
   bool apply_weights = true;
   std::uint16_t const* shared_y = nullptr;  // optional [T, H]
+  // Instead of shared_y: the shared expert ran in the routed launch, its rows are this rank's
+  // y from row *shared_first_row (device: recv_offsets[E/R]).
+  int const* shared_first_row = nullptr;
   int num_tokens = 0;
   int top_k = 1;
   float* out = nullptr;  // [T, H]

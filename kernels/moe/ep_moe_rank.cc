@@ -75,8 +75,9 @@ StatusOr<EpMoeRank> EpMoeRank::create(MoeLayerConfig const& config, int max_toke
   r.memory_ = std::move(memory);
   std::int64_t const inter = config.intermediate;
   GCMOE_RETURN_IF_ERROR(allocate_zeroed(r.send_base_, config.num_experts));
-  GCMOE_RETURN_IF_ERROR(allocate_zeroed(r.recv_offsets_, local_experts + 1));
-  GCMOE_RETURN_IF_ERROR(allocate_zeroed(r.active_, local_experts));
+  // One more segment and active entry for the shared expert in the routed launch.
+  GCMOE_RETURN_IF_ERROR(allocate_zeroed(r.recv_offsets_, local_experts + 2));
+  GCMOE_RETURN_IF_ERROR(allocate_zeroed(r.active_, local_experts + 1));
   GCMOE_RETURN_IF_ERROR(allocate_zeroed(r.num_active_, 1));
   GCMOE_RETURN_IF_ERROR(allocate_zeroed(r.layout_ready_, 1));
   GCMOE_RETURN_IF_ERROR(allocate_zeroed(r.pair_rank_, std::int64_t{max_tokens} * config.top_k));
@@ -142,12 +143,21 @@ Status EpMoeRank::dispatch(float const* x, int num_tokens, cudaStream_t stream) 
                           stream);
 }
 
-Status EpMoeRank::plan_receive(cudaStream_t stream) {
-  return ep_plan(step(),
-                 {.recv_offsets = recv_offsets_.data(),
-                  .active = active_.data(),
-                  .num_active = num_active_.data()},
-                 stream);
+Status EpMoeRank::plan_receive(MoeLayerDeviceWeights const& weights, float const* x, int num_tokens,
+                               cudaStream_t stream) {
+  bool const fused = fused_shared(weights);
+  EpStep const s = step();
+  GCMOE_RETURN_IF_ERROR(ep_plan(s,
+                                {.recv_offsets = recv_offsets_.data(),
+                                 .active = active_.data(),
+                                 .num_active = num_active_.data(),
+                                 .shared_rows = fused ? num_tokens : -1},
+                                stream));
+  if (!fused) {
+    return Status();
+  }
+  return ep_dispatch_shared_rows(s, x, num_tokens, requant_of(config_.expert.activation_recipe),
+                                 recv_offsets_.data(), stream);
 }
 
 Status EpMoeRank::experts(MoeLayerDeviceWeights const& weights, cudaStream_t stream) {
@@ -157,7 +167,7 @@ Status EpMoeRank::experts(MoeLayerDeviceWeights const& weights, cudaStream_t str
   select.expert_offsets = recv_offsets_.data();
   select.active_experts = active_.data();
   select.num_active = num_active_.data();
-  select.max_active = std::min(local_experts, capacity_);
+  select.max_active = std::min(local_experts, capacity_) + (fused_shared(weights) ? 1 : 0);
   // Every rank's tokens spread over all E experts; this rank holds E/R of them.
   select.rows_per_expert_hint =
       routed_rows_hint(ranks_ * max_tokens_, config_.top_k, config_.num_experts);
@@ -176,8 +186,8 @@ Status EpMoeRank::experts(MoeLayerDeviceWeights const& weights, cudaStream_t str
 
 Status EpMoeRank::shared_expert(MoeLayerDeviceWeights const& weights, float const* x,
                                 int num_tokens, cudaStream_t stream) {
-  if (!weights.has_shared) {
-    return Status();
+  if (!weights.has_shared || fused_shared(weights)) {
+    return Status();  // none, or in the routed launch (plan_receive dispatched its rows)
   }
   GCMOE_RETURN_IF_ERROR(
       local_->dispatch_shared(x, num_tokens, stream, SharedExpertLaunch::kSeparate));
@@ -186,17 +196,19 @@ Status EpMoeRank::shared_expert(MoeLayerDeviceWeights const& weights, float cons
 
 Status EpMoeRank::combine(MoeLayerDeviceWeights const& weights, int num_tokens, float* out,
                           cudaStream_t stream) {
-  GCMOE_RETURN_IF_ERROR(
-      ep_combine(step(),
-                 {.pair_rank = pair_rank_.data(),
-                  .pair_row = pair_row_.data(),
-                  .topk_weights = local_->topk_weights(),
-                  .apply_weights = !config_.expert.weight_before_down,
-                  .shared_y = weights.has_shared ? local_->shared_output() : nullptr,
-                  .num_tokens = num_tokens,
-                  .top_k = config_.top_k,
-                  .out = out},
-                 stream));
+  GCMOE_RETURN_IF_ERROR(ep_combine(
+      step(),
+      {.pair_rank = pair_rank_.data(),
+       .pair_row = pair_row_.data(),
+       .topk_weights = local_->topk_weights(),
+       .apply_weights = !config_.expert.weight_before_down,
+       .shared_y = weights.has_shared && !fused_shared(weights) ? local_->shared_output() : nullptr,
+       .shared_first_row =
+           fused_shared(weights) ? recv_offsets_.data() + config_.num_experts / ranks_ : nullptr,
+       .num_tokens = num_tokens,
+       .top_k = config_.top_k,
+       .out = out},
+      stream));
   return ep_advance_epoch(epoch_.data(), stream);
 }
 
@@ -220,7 +232,7 @@ Status EpMoeRank::enqueue_step(MoeLayerDeviceWeights const& weights, float const
     GCMOE_RETURN_IF_ERROR(publish_counts(num_tokens, s.compute));
     GCMOE_RETURN_IF_ERROR(dispatch(x, num_tokens, s.compute));
   }
-  GCMOE_RETURN_IF_ERROR(plan_receive(s.compute));
+  GCMOE_RETURN_IF_ERROR(plan_receive(weights, x, num_tokens, s.compute));
   GCMOE_RETURN_IF_ERROR(experts(weights, s.compute));
   if (s.side == s.compute) {
     GCMOE_RETURN_IF_ERROR(shared_expert(weights, x, num_tokens, s.compute));

@@ -5,7 +5,8 @@
 //   route           router + align & sort over all E experts of the rank's own tokens
 //   publish_counts  its per-expert pair counts into every rank's count matrix   (comm)
 //   dispatch        the row layout (ep_plan) and its FP8 rows into the owners' receive buffers
-//   plan_receive    its own experts' row segments once every rank's counts are in
+//   plan_receive    its own experts' row segments once every rank's counts are in (and, with
+//                   the shared expert in the routed launch, its own tokens' rows after them)
 //   experts         L1/L2 over the rows it received (acquiring each row's flag), then "done"
 //   shared_expert   the shared expert over its own tokens
 //   combine         pulls each token's k expert outputs from their owners + the shared one
@@ -48,7 +49,9 @@ class EpMoeRank {
                cudaStream_t stream);
   Status publish_counts(int num_tokens, cudaStream_t stream);
   Status dispatch(float const* x, int num_tokens, cudaStream_t stream);
-  Status plan_receive(cudaStream_t stream);
+  // x: this rank's tokens (read only with the shared expert in the routed launch).
+  Status plan_receive(MoeLayerDeviceWeights const& weights, float const* x, int num_tokens,
+                      cudaStream_t stream);
   Status experts(MoeLayerDeviceWeights const& weights, cudaStream_t stream);
   Status shared_expert(MoeLayerDeviceWeights const& weights, float const* x, int num_tokens,
                        cudaStream_t stream);
@@ -56,6 +59,14 @@ class EpMoeRank {
   Status combine(MoeLayerDeviceWeights const& weights, int num_tokens, float* out,
                  cudaStream_t stream);
 
+  // Where the shared expert runs (default kSeparate: its own launches over the rank's tokens,
+  // which GC-MoE starts beside the router). kWithRouted: its rows join the receive layout as one
+  // more segment and the routed launch covers them — the sequential baseline's faster placement at
+  // decode sizes (bench_moe_layer), for comparing GC-MoE against that baseline at its best.
+  // Open bug: on two GPUs this placement hung in some benchmark runs at 8-64 tokens per rank
+  // (always after the other placements had run in the process; never in the GPU tests), not yet
+  // understood — bench/NOTES.md, "shared expert fused".
+  void set_shared_expert_launch(SharedExpertLaunch launch) { shared_launch_ = launch; }
   // How long a wait for a peer may take before the step ends in an error (default 2 s).
   void set_timeout_ns(std::uint64_t ns) { timeout_ns_ = ns; }
   // Where one whole step goes when the rank has a GPU of its own: the routing, GEMM and combine
@@ -82,6 +93,9 @@ class EpMoeRank {
  private:
   EpMoeRank() = default;
   EpStep step() const;
+  bool fused_shared(MoeLayerDeviceWeights const& weights) const {
+    return weights.has_shared && shared_launch_ == SharedExpertLaunch::kWithRouted;
+  }
   MoeLayerSync sync() const;
 
   MoeLayerConfig config_;
@@ -92,6 +106,7 @@ class EpMoeRank {
   int parity_ = 1;    // begin_step makes the first step's 0
   std::uint64_t timeout_ns_ = 2'000'000'000;
   bool system_scope_ = false;
+  SharedExpertLaunch shared_launch_ = SharedExpertLaunch::kSeparate;
   std::optional<MoeLayerSequential> local_;  // routing and the shared expert; always set
   // Symmetric (peers read or write them): this rank's region and every rank's buffers in it.
   cuda::SymmetricMemory memory_;

@@ -19,7 +19,8 @@ std::size_t place(std::size_t& end, std::int64_t bytes) {
 std::int64_t ep_receive_capacity(MoeLayerConfig const& config, int max_tokens, int ranks) {
   std::int64_t const local_experts = config.num_experts / ranks;
   return std::min<std::int64_t>(std::int64_t{ranks} * max_tokens * config.top_k,
-                                local_experts * ranks * max_tokens);
+                                local_experts * ranks * max_tokens) +
+         max_tokens;
 }
 
 EpSymmetricLayout ep_symmetric_layout(MoeLayerConfig const& config, int max_tokens, int ranks) {

@@ -29,7 +29,8 @@ struct EpSymmetricLayout {
   std::size_t bytes = 0;             // the region's size, a multiple of the alignment
 };
 
-// Rows a rank can receive: each of R sources sends each local expert at most one row per token.
+// Rows a rank can receive: each of R sources sends each local expert at most one row per token;
+// plus one row per own token for the shared expert when it runs in the routed launch.
 std::int64_t ep_receive_capacity(MoeLayerConfig const& config, int max_tokens, int ranks);
 
 // The layout for R ranks of `config`, each bringing at most max_tokens tokens (checked by the

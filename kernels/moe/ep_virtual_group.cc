@@ -56,7 +56,7 @@ Status EpVirtualGroup::step(std::span<float const* const> x, std::span<int const
     GCMOE_RETURN_IF_ERROR(ranks_[r].dispatch(x[r], tokens[r], comm));
   }
   for (std::size_t r = 0; r < n; ++r) {
-    GCMOE_RETURN_IF_ERROR(ranks_[r].plan_receive(compute));
+    GCMOE_RETURN_IF_ERROR(ranks_[r].plan_receive(weights_[r], x[r], tokens[r], compute));
     GCMOE_RETURN_IF_ERROR(ranks_[r].experts(weights_[r], compute));
   }
   for (std::size_t r = 0; r < n; ++r) {

@@ -41,6 +41,15 @@ TEST_CASE("EP over CUDA IPC, one configuration", "[.ep_ipc_one]") {
   check_group(g, "ipc, one configuration");
 }
 
+TEST_CASE("EP over CUDA IPC: the shared expert in the routed launch equals the single-rank layer") {
+  EpProcessGroup g;
+  g.memory = EpProcessMemory::kCudaIpc;
+  g.ranks = 2;
+  g.steps = 3;
+  g.placement = "fused";
+  check_group(g, "ipc, shared expert fused");
+}
+
 TEST_CASE("EP over CUDA IPC: a rank process that never steps ends its peer's step in an error") {
   EpProcessGroup g;
   g.memory = EpProcessMemory::kCudaIpc;

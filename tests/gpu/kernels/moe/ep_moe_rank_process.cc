@@ -38,7 +38,8 @@ std::string env_string(char const* name) {
   return v;
 }
 
-// alternate (even steps one stream, odd steps split), one-stream or split.
+// alternate (even steps one stream, odd steps split), one-stream, split or fused (one stream, the
+// shared expert in the routed launch).
 std::string g_placement = "alternate";
 
 // The layer every test group runs: 16 experts, top-8, up to 12 tokens per rank (GLM-5.2 math).
@@ -123,6 +124,10 @@ TEST_CASE("EP rank process (started by the multi-process tests)", "[.ep_rank_pro
   auto ep = EpMoeRank::create(f.config, c.tokens, ranks, rank, std::move(memory).value());
   REQUIRE(ep.status().to_string() == "OK");
   ep->set_timeout_ns(timeout_ns);
+  // "fused": the shared expert's rows in the routed launch (one stream, the baseline's placement).
+  if (g_placement == "fused") {
+    ep->set_shared_expert_launch(kernels::SharedExpertLaunch::kWithRouted);
+  }
   auto single = kernels::MoeLayerSequential::create(f.config, c.tokens);
   REQUIRE(single.ok());
 
@@ -199,7 +204,11 @@ TEST_CASE("EP rank process (started by the multi-process tests)", "[.ep_rank_pro
     }
     std::printf(
         "ep rank %d of %d step %d (%s placement): %d tokens, bit-equal %d, rel_l2 %.3e%s%s\n", rank,
-        ranks, step, split ? "split" : "one-stream", t, equal ? 1 : 0, ref_error,
+        ranks, step,
+        split                    ? "split"
+        : g_placement == "fused" ? "fused"
+                                 : "one-stream",
+        t, equal ? 1 : 0, ref_error,
         differing.empty() ? "" : ", differing tokens:", differing.c_str());
   }
   // Nobody unmaps or frees a region a peer may still read: every rank gets here first.

@@ -23,7 +23,8 @@ struct EpProcessGroup {
   int absent_rank = -1;
   int timeout_ms = 30000;
   // Where each step's kernels go: "alternate" (even steps on one stream, odd steps split over
-  // compute, comm and side streams as GC-MoE places them), "one-stream" or "split".
+  // compute, comm and side streams as GC-MoE places them), "one-stream", "split" or "fused" (one
+  // stream, the shared expert's rows in the routed launch).
   std::string placement = "alternate";
 };
 

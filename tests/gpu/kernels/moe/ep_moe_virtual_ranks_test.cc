@@ -181,7 +181,7 @@ TEST_CASE("EP: a rank that never arrives ends its peers' step with an error") {
   REQUIRE(rank.route(weights[0], f.d_x.data(), c.tokens, stream).ok());
   REQUIRE(rank.publish_counts(c.tokens, stream).ok());
   REQUIRE(rank.dispatch(f.d_x.data(), c.tokens, stream).ok());
-  REQUIRE(rank.plan_receive(stream).ok());
+  REQUIRE(rank.plan_receive(weights[0], f.d_x.data(), c.tokens, stream).ok());
   REQUIRE(rank.experts(weights[0], stream).ok());
   REQUIRE(rank.combine(weights[0], c.tokens, f.d_out.data(), stream).ok());
   Status const status = rank.error();

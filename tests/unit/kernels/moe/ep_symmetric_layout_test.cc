@@ -89,13 +89,14 @@ TEST_CASE("EP receive capacity: the smaller of top-k rows and one row per local 
   c.hidden = 256;
   c.num_experts = 16;
   c.top_k = 8;
+  // Every case + one row per own token (the shared expert in the routed launch).
   // 4 ranks, 4 local experts: a source sends at most 4 rows per token to one owner, not 8.
-  CHECK(ep_receive_capacity(c, 10, 4) == 4 * 10 * 4);
+  CHECK(ep_receive_capacity(c, 10, 4) == 4 * 10 * 4 + 10);
   // 1 rank: every pair stays home, k rows per token.
-  CHECK(ep_receive_capacity(c, 10, 1) == 10 * 8);
+  CHECK(ep_receive_capacity(c, 10, 1) == 10 * 8 + 10);
   // GLM-5.2 over 8 ranks at 256 tokens: 8 · 256 · 8 rows (32 local experts > k).
   c.num_experts = 256;
-  CHECK(ep_receive_capacity(c, 256, 8) == 8 * 256 * 8);
+  CHECK(ep_receive_capacity(c, 256, 8) == 8 * 256 * 8 + 256);
 }
 
 }  // namespace
