@@ -5,6 +5,7 @@
 #include "kernels/moe/bf16_row_sum.cuh"
 #include "kernels/moe/ep_dispatch.h"
 #include "kernels/moe/fp8_row_quantize.cuh"
+#include "kernels/moe/wait_sites.h"
 
 namespace gcmoe::kernels {
 namespace {
@@ -13,16 +14,16 @@ constexpr int kGroup = 128;
 constexpr int kPlanThreads = 256;
 constexpr int kCombineThreads = 64;  // 8 hidden values each
 
-__device__ void wait_or_flag(EpStep const& s, int const* flag, int target) {
+__device__ void wait_or_flag(EpStep const& s, int const* flag, int target, unsigned site) {
   if (!hopper::spin_until_at_least(flag, target, s.timeout_ns, s.system_scope)) {
-    atomicExch(s.error, 1u);
+    atomicOr(s.error, site);
   }
 }
 
 __global__ void __launch_bounds__(kPlanThreads)
     ep_publish_counts_kernel(EpStep s, int const* offsets, int const* wait_layout) {
   if (threadIdx.x == 0 && wait_layout != nullptr) {
-    wait_or_flag(s, wait_layout, *s.epoch);
+    wait_or_flag(s, wait_layout, *s.epoch, kWaitLayout);
   }
   __syncthreads();
   int const experts = s.num_experts;
@@ -56,7 +57,7 @@ __global__ void __launch_bounds__(kPlanThreads) ep_plan_kernel(EpStep s, EpPlanO
   if (static_cast<int>(threadIdx.x) < ranks &&
       !hopper::spin_until_at_least(mine.count_flags[s.parity] + threadIdx.x, *s.epoch, s.timeout_ns,
                                    s.system_scope)) {
-    atomicExch(s.error, 1u);
+    atomicOr(s.error, kWaitCounts);
     timed_out = 1;
   }
   __syncthreads();
@@ -166,7 +167,7 @@ __global__ void ep_signal_done_kernel(EpStep s) {
 // thread, 16-byte loads, slot order, shared expert last, one bf16 rounding).
 __global__ void __launch_bounds__(kCombineThreads) ep_combine_kernel(EpStep s, EpCombine a) {
   if (static_cast<int>(threadIdx.x) < s.peers.ranks) {
-    wait_or_flag(s, s.peers.rank[s.rank].done_flags + threadIdx.x, *s.epoch);
+    wait_or_flag(s, s.peers.rank[s.rank].done_flags + threadIdx.x, *s.epoch, kWaitDone);
   }
   __syncthreads();
   int const t = static_cast<int>(blockIdx.x);

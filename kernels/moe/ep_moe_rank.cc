@@ -9,6 +9,7 @@
 #include "kernels/moe/expert_rows_hint.h"
 #include "kernels/moe/fp8_expert_wgmma.h"
 #include "kernels/moe/moe_local_dispatch.h"
+#include "kernels/moe/wait_sites.h"
 
 namespace gcmoe::kernels {
 namespace {
@@ -250,7 +251,8 @@ Status EpMoeRank::error() {
   if (flag[0] != 0) {
     GCMOE_RETURN_IF_ERROR(error_.fill_bytes(0));
     return Status(StatusCode::kDeadlineExceeded, "expert-parallel rank " + std::to_string(rank_) +
-                                                     ": a wait for a peer passed its deadline");
+                                                     ": a wait for a peer passed its deadline (" +
+                                                     wait_sites_to_string(flag[0]) + ")");
   }
   return Status();
 }

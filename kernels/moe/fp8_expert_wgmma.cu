@@ -8,6 +8,7 @@
 #include "kernels/moe/fp8_activation_math.cuh"
 #include "kernels/moe/fp8_expert_wgmma.h"
 #include "kernels/moe/fp8_expert_wgmma_layout.h"
+#include "kernels/moe/wait_sites.h"
 
 namespace gcmoe::kernels {
 namespace {
@@ -27,7 +28,7 @@ __device__ void wait_rows_ready(Fp8ExpertGemmArgs const& args, int epoch, int pa
   for (int b = first + lane; b <= last; b += 32) {
     if (!ptx::spin_until_at_least(args.ready_blocks + b, epoch, args.ready_timeout_ns,
                                   args.ready_system_scope)) {
-      atomicExch(args.error, 1u);
+      atomicOr(args.error, kWaitRows);
     }
   }
   __syncwarp();

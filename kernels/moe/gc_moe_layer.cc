@@ -4,6 +4,7 @@
 
 #include "engine/common/check.h"
 #include "kernels/moe/moe_local_dispatch.h"
+#include "kernels/moe/wait_sites.h"
 
 namespace gcmoe::kernels {
 
@@ -161,7 +162,7 @@ Status GcMoeLayer::synchronize() {
   if (error[0] != 0) {
     GCMOE_RETURN_IF_ERROR(error_.fill_bytes(0));
     return Status(StatusCode::kDeadlineExceeded,
-                  "GC-MoE: the expert GEMM waited past its deadline for dispatched rows");
+                  "GC-MoE: a wait passed its deadline (" + wait_sites_to_string(error[0]) + ")");
   }
   return Status();
 }

@@ -6,6 +6,7 @@
 #include "kernels/moe/bf16_row_sum.cuh"
 #include "kernels/moe/fp8_row_quantize.cuh"
 #include "kernels/moe/moe_local_dispatch.h"
+#include "kernels/moe/wait_sites.h"
 
 namespace gcmoe::kernels {
 namespace {
@@ -20,7 +21,7 @@ constexpr unsigned kFullMask = 0xffffffffu;
 __global__ void __launch_bounds__(kDispatchWarps * 32) local_dispatch_kernel(LocalDispatchArgs a) {
   if (a.wait_layout != nullptr) {
     if (threadIdx.x == 0 && !hopper::spin_until_at_least(a.wait_layout, *a.epoch, a.timeout_ns)) {
-      atomicExch(a.error, 1u);
+      atomicOr(a.error, kWaitLayout);
     }
     __syncthreads();
   }
