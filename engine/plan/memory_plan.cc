@@ -8,6 +8,7 @@
 #include <variant>
 
 #include "engine/common/check.h"
+#include "kernels/moe/ep_symmetric_layout.h"
 
 namespace gcmoe::plan {
 namespace {
@@ -50,16 +51,20 @@ ActivationTerms activation_bytes(config::ModelConfig const& c, PlanOptions const
   terms.hidden_bytes = tokens * c.hidden_size * 4 * (residual_streams(c) + kHiddenWorkBuffers);
   terms.attention_bytes = tokens * c.num_attention_heads * query_head_values(c) * 2 * 2;
   if (c.moe.n_routed_experts > 0 && c.moe_layer_count() > 0) {
-    std::int64_t const experts_per_rank =
-        c.moe.n_routed_experts / std::max<std::int64_t>(options.ranks, 1);
-    // Worst case: every rank sends each of its tokens to min(top-k, local experts) experts here.
-    std::int64_t const rows =
-        options.ranks * tokens * std::min(c.moe.num_experts_per_tok, experts_per_rank);
-    std::int64_t const per_row = c.hidden_size                  // fp8 token in the receive ring
-                                 + c.moe.moe_intermediate_size  // fp8 SwiGLU output
-                                 + 2 * c.hidden_size;           // bf16 expert output
+    // The expert-parallel buffers as built (kernels/moe/ep_symmetric_layout.h): every rank may
+    // send each of its tokens to min(top-k, local experts) experts here, receive rows double-
+    // buffered by step parity with their scales and flags, the shared expert's rows, bf16 expert
+    // outputs and the SwiGLU rows; one set serves every layer (layers run one after another).
+    kernels::MoeLayerConfig moe;
+    moe.hidden = static_cast<std::int32_t>(c.hidden_size);
+    moe.intermediate = static_cast<std::int32_t>(c.moe.moe_intermediate_size);
+    moe.num_experts = static_cast<std::int32_t>(c.moe.n_routed_experts);
+    moe.top_k = static_cast<std::int32_t>(c.moe.num_experts_per_tok);
     std::int64_t const combine = tokens * c.moe.num_experts_per_tok * c.hidden_size * 2;
-    terms.moe_bytes = rows * per_row + combine;
+    terms.moe_bytes =
+        kernels::ep_rank_device_bytes(moe, static_cast<int>(tokens),
+                                      static_cast<int>(std::max<std::int64_t>(options.ranks, 1))) +
+        combine;
   }
   terms.logits_bytes = std::int64_t{options.max_running_cap} * c.vocab_size * 4;
   return terms;

@@ -40,7 +40,7 @@ struct PlanOptions {
 struct ActivationTerms {
   std::int64_t hidden_bytes = 0;     // residual streams and per-layer hidden buffers (fp32)
   std::int64_t attention_bytes = 0;  // query/output heads of the batch (bf16)
-  std::int64_t moe_bytes = 0;        // dispatch receive ring (fp8), expert intermediates, combine
+  std::int64_t moe_bytes = 0;        // expert-parallel buffers (ep_symmetric_layout.h) + combine
   std::int64_t logits_bytes = 0;     // fp32 logits of the sampled positions
 
   std::int64_t total() const { return hidden_bytes + attention_bytes + moe_bytes + logits_bytes; }

@@ -43,4 +43,11 @@ EpSymmetricLayout ep_symmetric_layout(MoeLayerConfig const& config, int max_toke
   return layout;
 }
 
+std::int64_t ep_rank_device_bytes(MoeLayerConfig const& config, int max_tokens, int ranks) {
+  EpSymmetricLayout const layout = ep_symmetric_layout(config, max_tokens, ranks);
+  std::int64_t const inter = config.intermediate;
+  return static_cast<std::int64_t>(layout.bytes) + layout.capacity * inter +
+         layout.capacity * (inter / 128) * 4;
+}
+
 }  // namespace gcmoe::kernels

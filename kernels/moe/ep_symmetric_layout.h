@@ -37,4 +37,10 @@ std::int64_t ep_receive_capacity(MoeLayerConfig const& config, int max_tokens, i
 // caller: ranks ≥ 1, experts divisible by ranks, H a multiple of 128).
 EpSymmetricLayout ep_symmetric_layout(MoeLayerConfig const& config, int max_tokens, int ranks);
 
+// Device bytes of one rank's expert-parallel buffers for a layer (what the memory plan reserves):
+// the symmetric region plus the SwiGLU output rows (e4m3) and their scales for every receivable
+// row. Not counted: the rank's own routing and shared-expert buffers (a few hundred MB at 2048
+// tokens; kernels/moe/moe_layer_sequential.h allocates them).
+std::int64_t ep_rank_device_bytes(MoeLayerConfig const& config, int max_tokens, int ranks);
+
 }  // namespace gcmoe::kernels

@@ -84,6 +84,20 @@ TEST_CASE("EP symmetric layout: aligned, disjoint, in bounds") {
   check_layout(tiny, 1, 2);
 }
 
+TEST_CASE("EP rank device bytes: the region plus the SwiGLU rows and scales") {
+  MoeLayerConfig glm;
+  glm.hidden = 6144;
+  glm.intermediate = 2048;
+  glm.num_experts = 256;
+  glm.top_k = 8;
+  EpSymmetricLayout const l = ep_symmetric_layout(glm, 2048, 8);
+  CHECK(ep_rank_device_bytes(glm, 2048, 8) ==
+        static_cast<std::int64_t>(l.bytes) + l.capacity * 2048 + l.capacity * 16 * 4);
+  // 8 ranks × 2048 tokens × 8 rows + 2048 shared rows, each ≥ 2 parities × (H + H/32) + 2H bytes.
+  CHECK(l.capacity == 8 * 2048 * 8 + 2048);
+  CHECK(static_cast<std::int64_t>(l.bytes) >= l.capacity * (2 * (6144 + 192 + 8) + 2 * 6144));
+}
+
 TEST_CASE("EP receive capacity: the smaller of top-k rows and one row per local expert") {
   MoeLayerConfig c;
   c.hidden = 256;
