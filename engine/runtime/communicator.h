@@ -8,7 +8,10 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <span>
+#include <string>
+#include <type_traits>
 #include <vector>
 
 #include "engine/common/status.h"
@@ -33,5 +36,28 @@ class Communicator {
 
   virtual Status barrier() = 0;
 };
+
+// One fixed-size record from every rank (handles, ids), in rank order: all_gather of `mine`'s
+// bytes, INVALID_ARGUMENT when a rank sent another size (a peer built from other code).
+template <typename T>
+StatusOr<std::vector<T>> all_gather_each(Communicator& group, T const& mine) {
+  static_assert(std::is_trivially_copyable_v<T>, "records cross processes as bytes");
+  std::vector<std::byte> all;
+  std::vector<std::size_t> sizes;
+  Status const gathered = group.all_gather(std::as_bytes(std::span(&mine, 1)), all, sizes);
+  if (!gathered.ok()) {
+    return gathered;
+  }
+  std::vector<T> records(sizes.size());
+  for (std::size_t r = 0; r < sizes.size(); ++r) {
+    if (sizes[r] != sizeof(T)) {
+      return Status(StatusCode::kInvalidArgument,
+                    "rank " + std::to_string(r) + " sent a " + std::to_string(sizes[r]) +
+                        "-byte record, expected " + std::to_string(sizeof(T)));
+    }
+    std::memcpy(&records[r], all.data() + r * sizeof(T), sizeof(T));
+  }
+  return records;
+}
 
 }  // namespace gcmoe::runtime

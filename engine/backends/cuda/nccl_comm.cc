@@ -3,8 +3,6 @@
 #include <spdlog/spdlog.h>
 
 #include <cstdlib>
-#include <cstring>
-#include <span>
 #include <vector>
 
 #include "engine/common/nccl_check.h"
@@ -21,16 +19,10 @@ StatusOr<std::shared_ptr<NcclComm>> NcclComm::create(runtime::Communicator& boot
   if (rank == 0) {
     GCMOE_CHECK_NCCL(nullptr, ncclGetUniqueId(&id));
   }
-  // Only rank 0 contributes bytes; every rank reads them.
-  std::span<std::byte const> const mine =
-      rank == 0 ? std::as_bytes(std::span(&id, 1)) : std::span<std::byte const>{};
-  std::vector<std::byte> all;
-  std::vector<std::size_t> sizes;
-  GCMOE_RETURN_IF_ERROR(bootstrap.all_gather(mine, all, sizes));
-  GCMOE_CHECK_ARG(sizes.size() == static_cast<std::size_t>(ranks) && sizes[0] == sizeof(id),
-                  "the NCCL unique id from rank 0 has {} bytes, expected {}",
-                  sizes.empty() ? 0 : sizes[0], sizeof(id));
-  std::memcpy(&id, all.data(), sizeof(id));
+  // Every rank sends an id (the others' are empty); rank 0's is the group's.
+  GCMOE_ASSIGN_OR_RETURN(std::vector<ncclUniqueId> const ids,
+                         runtime::all_gather_each(bootstrap, id));
+  id = ids.front();
   std::shared_ptr<NcclComm> comm(new NcclComm());
   comm->rank_ = rank;
   comm->ranks_ = ranks;

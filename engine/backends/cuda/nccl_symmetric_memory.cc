@@ -2,8 +2,6 @@
 
 #include <spdlog/spdlog.h>
 
-#include <cstring>
-#include <span>
 #include <string>
 #include <vector>
 
@@ -62,24 +60,18 @@ StatusOr<SymmetricMemory> register_nccl_window(std::size_t bytes, std::shared_pt
   int own_lsa = -1;
   GCMOE_RETURN_IF_ERROR(nccl_lsa_pointers(backing->window(), lsa_pointers, own_lsa));
 
-  // Which LSA rank each group rank is: one int each.
-  std::vector<std::byte> all;
-  std::vector<std::size_t> sizes;
-  GCMOE_RETURN_IF_ERROR(bootstrap.all_gather(std::as_bytes(std::span(&own_lsa, 1)), all, sizes));
-  std::vector<int> lsa_of(static_cast<std::size_t>(ranks));
+  // Which LSA rank each group rank is.
+  GCMOE_ASSIGN_OR_RETURN(std::vector<int> const lsa_of,
+                         runtime::all_gather_each(bootstrap, own_lsa));
   std::vector<int> seen(static_cast<std::size_t>(ranks), 0);
   for (int r = 0; r < ranks; ++r) {
-    GCMOE_CHECK_ARG_MSG(sizes[static_cast<std::size_t>(r)] == sizeof(int),
-                        "a rank sent no LSA rank");
-    int lsa = -1;
-    std::memcpy(&lsa, all.data() + static_cast<std::size_t>(r) * sizeof(int), sizeof(int));
+    int const lsa = lsa_of[static_cast<std::size_t>(r)];
     if (lsa < 0 || lsa >= ranks || seen[static_cast<std::size_t>(lsa)]++ != 0) {
       return Status(StatusCode::kFailedPrecondition,
                     "rank " + std::to_string(r) + " has LSA rank " + std::to_string(lsa) +
                         ": not every rank of the group can load/store every other's memory "
                         "(ranks on several nodes need NCCL GIN, not built)");
     }
-    lsa_of[static_cast<std::size_t>(r)] = lsa;
   }
   std::vector<std::byte*> peers(static_cast<std::size_t>(ranks));
   for (int r = 0; r < ranks; ++r) {

@@ -148,24 +148,15 @@ StatusOr<SymmetricMemory> SymmetricMemory::exchange_ipc(std::size_t bytes,
   mine.device = device;
   std::memcpy(mine.uuid, &prop.uuid, sizeof(mine.uuid));
 
-  std::vector<std::byte> all;
-  std::vector<std::size_t> sizes;
-  GCMOE_RETURN_IF_ERROR(group.all_gather(std::as_bytes(std::span(&mine, 1)), all, sizes));
+  GCMOE_ASSIGN_OR_RETURN(std::vector<IpcRecord> const records,
+                         runtime::all_gather_each(group, mine));
   int const ranks = group.world_size();
   int const me = group.rank();
   std::vector<std::byte*> peers(static_cast<std::size_t>(ranks), nullptr);
   bool cross_device = false;
   for (int r = 0; r < ranks; ++r) {
     std::size_t const at = static_cast<std::size_t>(r);
-    GCMOE_CHECK_ARG(sizes[at] == sizeof(IpcRecord),
-                    "rank {} sent a {}-byte IPC record, expected {}", r, sizes[at],
-                    sizeof(IpcRecord));
-    IpcRecord rec{};
-    std::size_t offset = 0;
-    for (std::size_t i = 0; i < at; ++i) {
-      offset += sizes[i];
-    }
-    std::memcpy(&rec, all.data() + offset, sizeof(IpcRecord));
+    IpcRecord const& rec = records[at];
     GCMOE_CHECK_ARG(rec.bytes == bytes,
                     "symmetric regions differ: rank {} has {} bytes, rank {} {}", r, rec.bytes, me,
                     bytes);
