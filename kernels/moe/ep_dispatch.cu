@@ -111,6 +111,25 @@ __global__ void __launch_bounds__(kPlanThreads) ep_plan_kernel(EpStep s, EpPlanO
   }
 }
 
+// One block stores one row into rank `to`'s receive buffer of this step's parity: its routing
+// weight (thread 0), the FP8 row and its scales (every warp), then — once every warp has stored
+// its groups — the row's epoch flag, released at `system` scope.
+__device__ void store_received_row(EpStep const& s, EpRankBuffers const& to, int dest,
+                                   float const* row, float weight, RequantScale recipe,
+                                   bool system) {
+  if (threadIdx.x == 0) {
+    to.recv_weights[s.parity][dest] = weight;
+  }
+  std::int64_t const groups = s.hidden / kGroup;
+  quantize_row_fp8(row, s.hidden, recipe,
+                   to.recv_xq[s.parity] + static_cast<std::int64_t>(dest) * s.hidden,
+                   to.recv_scales[s.parity] + dest * groups);
+  __syncthreads();
+  if (threadIdx.x == 0) {
+    hopper::publish(to.row_flags[s.parity] + dest, *s.epoch, system);
+  }
+}
+
 __global__ void __launch_bounds__(kRowQuantWarps * 32)
     ep_dispatch_rows_kernel(EpStep s, EpDispatchRows a) {
   int const p = static_cast<int>(blockIdx.x);
@@ -120,20 +139,13 @@ __global__ void __launch_bounds__(kRowQuantWarps * 32)
   int const local = s.num_experts / s.peers.ranks;
   int const owner = expert / local;
   int const dest = a.send_base[expert] + (p - a.expert_offsets[expert]);
-  EpRankBuffers const& to = s.peers.rank[owner];
-  std::int64_t const groups = s.hidden / kGroup;
   if (threadIdx.x == 0) {
-    to.recv_weights[s.parity][dest] = a.topk_weights[pair];
     a.pair_rank[pair] = owner;
     a.pair_row[pair] = dest;
   }
-  quantize_row_fp8(a.x + static_cast<std::int64_t>(token) * s.hidden, s.hidden, a.recipe,
-                   to.recv_xq[s.parity] + static_cast<std::int64_t>(dest) * s.hidden,
-                   to.recv_scales[s.parity] + dest * groups);
-  __syncthreads();
-  if (threadIdx.x == 0) {
-    hopper::publish(to.row_flags[s.parity] + dest, *s.epoch, s.system_scope);
-  }
+  store_received_row(s, s.peers.rank[owner], dest,
+                     a.x + static_cast<std::int64_t>(token) * s.hidden, a.topk_weights[pair],
+                     a.recipe, s.system_scope);
 }
 
 // Block per own token: row recv_offsets[local] + t of this rank's own receive buffer.
@@ -141,19 +153,10 @@ __global__ void __launch_bounds__(kRowQuantWarps * 32)
     ep_dispatch_shared_rows_kernel(EpStep s, float const* x, RequantScale recipe,
                                    int const* recv_offsets) {
   int const t = static_cast<int>(blockIdx.x);
-  EpRankBuffers const& own = s.peers.rank[s.rank];
   int const dest = recv_offsets[s.num_experts / s.peers.ranks] + t;
-  std::int64_t const groups = s.hidden / kGroup;
-  if (threadIdx.x == 0) {
-    own.recv_weights[s.parity][dest] = 1.0f;
-  }
-  quantize_row_fp8(x + static_cast<std::int64_t>(t) * s.hidden, s.hidden, recipe,
-                   own.recv_xq[s.parity] + static_cast<std::int64_t>(dest) * s.hidden,
-                   own.recv_scales[s.parity] + dest * groups);
-  __syncthreads();
-  if (threadIdx.x == 0) {
-    hopper::publish(own.row_flags[s.parity] + dest, *s.epoch, false);
-  }
+  // Its own buffer: gpu scope suffices.
+  store_received_row(s, s.peers.rank[s.rank], dest, x + static_cast<std::int64_t>(t) * s.hidden,
+                     1.0f, recipe, false);
 }
 
 __global__ void ep_signal_done_kernel(EpStep s) {
