@@ -22,31 +22,14 @@ namespace {
 
 using cuda::DeviceBuffer;
 
-// Rank r's packed experts: its E/R routed ones, then the shared one (copied from the fixture's
-// buffer of all E + 1).
-DeviceBuffer<std::uint8_t> rank_experts(testing::MoeLayerFixture const& f, int ranks, int rank) {
-  std::int64_t const stride = f.weights().sections.stride;
-  int const local = f.c.experts / ranks;
-  auto buffer =
-      DeviceBuffer<std::uint8_t>::allocate(static_cast<std::size_t>((local + 1) * stride));
-  REQUIRE(buffer.ok());
-  REQUIRE(cudaMemcpy(buffer->data(), f.experts.data() + rank * local * stride, local * stride,
-                     cudaMemcpyDeviceToDevice) == cudaSuccess);
-  REQUIRE(cudaMemcpy(buffer->data() + local * stride, f.experts.data() + f.c.experts * stride,
-                     stride, cudaMemcpyDeviceToDevice) == cudaSuccess);
-  return std::move(buffer).value();
-}
-
-// Rank r's weights: the fixture's router, its own experts (kept alive in `experts`).
+// Every rank's weights (its router copy, its E/R experts and the shared one; the buffers are kept
+// alive in `shares`).
 std::vector<MoeLayerDeviceWeights> rank_weights(testing::MoeLayerFixture const& f, int ranks,
-                                                std::vector<DeviceBuffer<std::uint8_t>>& experts) {
+                                                std::vector<testing::RankWeights>& shares) {
   std::vector<MoeLayerDeviceWeights> weights;
   for (int r = 0; r < ranks; ++r) {
-    experts.push_back(rank_experts(f, ranks, r));
-    MoeLayerDeviceWeights w = f.weights();
-    w.experts = experts.back().data();
-    w.shared_index = f.c.experts / ranks;
-    weights.push_back(w);
+    shares.push_back(testing::upload_rank_weights(f, ranks, r));
+    weights.push_back(shares.back().weights);
   }
   return weights;
 }
@@ -59,8 +42,8 @@ void run_ranks(int ranks, MoeFamily family) {
   c.tokens = 12;  // the most any rank brings
   c.seed = 500 + static_cast<std::uint64_t>(ranks);
   testing::MoeLayerFixture f = testing::make_moe_layer_fixture(c);
-  std::vector<DeviceBuffer<std::uint8_t>> experts;
-  auto const weights = rank_weights(f, ranks, experts);
+  std::vector<testing::RankWeights> shares;
+  auto const weights = rank_weights(f, ranks, shares);
   auto group = EpVirtualGroup::create(f.config, c.tokens, weights, 0, 16);
   REQUIRE(group.status().to_string() == "OK");
   auto single = MoeLayerSequential::create(f.config, c.tokens);
@@ -169,8 +152,8 @@ TEST_CASE("EP: a rank that never arrives ends its peers' step with an error") {
   c.top_k = 4;
   c.tokens = 4;
   testing::MoeLayerFixture f = testing::make_moe_layer_fixture(c);
-  std::vector<DeviceBuffer<std::uint8_t>> experts;
-  auto const weights = rank_weights(f, 2, experts);
+  std::vector<testing::RankWeights> shares;
+  auto const weights = rank_weights(f, 2, shares);
   auto group = EpVirtualGroup::create(f.config, c.tokens, weights, 0, 16);
   REQUIRE(group.ok());
   EpMoeRank& rank = group->rank(0);
