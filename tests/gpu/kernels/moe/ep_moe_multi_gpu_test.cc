@@ -101,7 +101,7 @@ TEST_CASE("EP across GPUs: one rank per GPU equals the single-rank layer") {
     std::vector<int> tokens(static_cast<std::size_t>(ranks));
     std::vector<std::vector<float>> xs(static_cast<std::size_t>(ranks));
     for (int r = 0; r < ranks; ++r) {
-      int const t = (step == 2 && r == 1) ? 0 : 1 + (r * 7 + step * 5) % c.tokens;
+      int const t = testing::ep_tokens_of(r, step, c.tokens);
       tokens[static_cast<std::size_t>(r)] = t;
       auto& x = xs[static_cast<std::size_t>(r)];
       x.resize(static_cast<std::size_t>(c.tokens) * c.hidden);
@@ -143,14 +143,7 @@ TEST_CASE("EP across GPUs: one rank per GPU equals the single-rank layer") {
                          cudaMemcpyDefault) == cudaSuccess);
       REQUIRE(cudaSetDevice(0) == cudaSuccess);
       REQUIRE(f.d_x.copy_from_host(xs[static_cast<std::size_t>(r)]).ok());
-      REQUIRE(single
-                  ->run(f.weights(), f.d_x.data(), t, f.d_out.data(), nullptr,
-                        SharedExpertLaunch::kSeparate)
-                  .ok());
-      REQUIRE(cudaDeviceSynchronize() == cudaSuccess);
-      std::vector<float> expected(f.x.size());
-      REQUIRE(f.d_out.copy_to_host(expected).ok());
-      expected.resize(values);
+      std::vector<float> const expected = testing::single_rank_out(*single, f, f.d_x.data(), t);
       not_equal += std::memcmp(got.data(), expected.data(), values * 4) != 0;
       worst = std::max(worst, gcmoe::testing::relative_l2_error(got, expected));
     }

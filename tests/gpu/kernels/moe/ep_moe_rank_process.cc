@@ -52,12 +52,23 @@ MoeLayerCase group_case() {
   return c;
 }
 
-// Rank r's tokens in step s: uneven, and rank 1 brings none in step 2.
-int tokens_of(int rank, int step, int max_tokens) {
+}  // namespace
+
+int ep_tokens_of(int rank, int step, int max_tokens) {
   return (step == 2 && rank == 1) ? 0 : 1 + (rank * 7 + step * 5) % max_tokens;
 }
 
-}  // namespace
+std::vector<float> single_rank_out(kernels::MoeLayerSequential& single, MoeLayerFixture& f,
+                                   float const* x, int t) {
+  REQUIRE(
+      single.run(f.weights(), x, t, f.d_out.data(), nullptr, kernels::SharedExpertLaunch::kSeparate)
+          .ok());
+  REQUIRE(cudaDeviceSynchronize() == cudaSuccess);
+  std::vector<float> out(f.x.size());
+  REQUIRE(f.d_out.copy_to_host(out).ok());
+  out.resize(static_cast<std::size_t>(t) * f.c.hidden);
+  return out;
+}
 
 std::vector<int> run_ep_process_group(EpProcessGroup const& g) {
   std::string const shm = "/gcmoe-test-ep-" + std::to_string(getpid());
@@ -149,7 +160,7 @@ TEST_CASE("EP rank process (started by the multi-process tests)", "[.ep_rank_pro
   std::mt19937_64 rng(c.seed + 1000 * static_cast<std::uint64_t>(rank));
   std::normal_distribution<float> normal(0.0f, 1.0f);
   for (int step = 0; step < (rank == absent ? 0 : steps); ++step) {
-    int const t = tokens_of(rank, step, c.tokens);
+    int const t = ep_tokens_of(rank, step, c.tokens);
     std::vector<float> host(static_cast<std::size_t>(c.tokens) * c.hidden);
     for (auto& v : host) {
       v = normal(rng);
@@ -180,14 +191,7 @@ TEST_CASE("EP rank process (started by the multi-process tests)", "[.ep_rank_pro
     std::size_t const values = static_cast<std::size_t>(t) * c.hidden;
     std::vector<float> got(values);
     REQUIRE(cudaMemcpy(got.data(), out->data(), values * 4, cudaMemcpyDeviceToHost) == cudaSuccess);
-    REQUIRE(single
-                ->run(f.weights(), x->data(), t, f.d_out.data(), nullptr,
-                      kernels::SharedExpertLaunch::kSeparate)
-                .ok());
-    REQUIRE(cudaDeviceSynchronize() == cudaSuccess);
-    std::vector<float> expected(f.x.size());
-    REQUIRE(f.d_out.copy_to_host(expected).ok());
-    expected.resize(values);
+    std::vector<float> const expected = single_rank_out(*single, f, x->data(), t);
     bool const equal = std::memcmp(got.data(), expected.data(), values * 4) == 0;
     not_equal += equal ? 0 : 1;
     host.resize(values);

@@ -9,7 +9,19 @@
 #include <string>
 #include <vector>
 
+#include "kernels/moe/moe_layer_sequential.h"
+#include "tests/gpu/kernels/moe/moe_layer_fixture.h"
+
 namespace gcmoe::testing {
+
+// What every EP test shares (in one process or as rank processes).
+// Rank r's tokens in step s: uneven, and rank 1 brings none in step 2.
+int ep_tokens_of(int rank, int step, int max_tokens);
+
+// The single-rank layer (all experts, the shared expert in its own launch) on x's first t tokens
+// (device, the fixture's device), copied back: [t, H].
+std::vector<float> single_rank_out(kernels::MoeLayerSequential& single, MoeLayerFixture& f,
+                                   float const* x, int t);
 
 enum class EpProcessMemory { kCudaIpc, kNcclWindow };
 
