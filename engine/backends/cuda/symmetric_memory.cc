@@ -4,6 +4,7 @@
 #include <spdlog/spdlog.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstring>
 #include <span>
 #include <string>
@@ -103,7 +104,7 @@ StatusOr<std::vector<SymmetricMemory>> SymmetricMemory::allocate_local_group(
   GCMOE_CHECK_ARG(!devices.empty(), "a group of no ranks");
   int current = 0;
   GCMOE_CHECK_CUDA(cudaGetDevice(&current));
-  std::vector<void*> regions;
+  std::vector<std::byte*> bases;
   std::vector<std::unique_ptr<DeviceRegion>> owners;
   for (int const device : devices) {
     GCMOE_CHECK_CUDA(cudaSetDevice(device));
@@ -112,18 +113,12 @@ StatusOr<std::vector<SymmetricMemory>> SymmetricMemory::allocate_local_group(
       cudaSetDevice(current);
       return region.status();
     }
-    regions.push_back(*region);
+    bases.push_back(static_cast<std::byte*>(*region));
     owners.push_back(std::make_unique<DeviceRegion>(*region));
   }
   GCMOE_CHECK_CUDA(cudaSetDevice(current));
-  bool cross_device = false;
-  for (int const device : devices) {
-    cross_device = cross_device || device != devices[0];
-  }
-  std::vector<std::byte*> bases;
-  for (void* const region : regions) {
-    bases.push_back(static_cast<std::byte*>(region));
-  }
+  bool const cross_device =
+      std::any_of(devices.begin(), devices.end(), [&](int d) { return d != devices[0]; });
   std::vector<SymmetricMemory> group;
   for (std::size_t r = 0; r < devices.size(); ++r) {
     group.emplace_back(SymmetricMemoryKind::kLocal, bases[r], bytes, static_cast<int>(r), bases,
