@@ -5,34 +5,17 @@
 
 #include "engine/common/cuda_check.h"
 #include "kernels/hopper/ptx.cuh"
+#include "kernels/moe/expert_rows_ready.cuh"
 #include "kernels/moe/fp8_activation_math.cuh"
 #include "kernels/moe/fp8_expert_wgmma.h"
 #include "kernels/moe/fp8_expert_wgmma_layout.h"
-#include "kernels/moe/wait_sites.h"
 
 namespace gcmoe::kernels {
 namespace {
 
 namespace ptx = hopper;
 
-constexpr int kConsumerBarrier = 1;
-
-// Acquires the readiness counters of the ring blocks holding rows [pass, pass + rows): each
-// lane polls one block until its counter reaches the epoch (acquire at gpu or system scope), or
-// the deadline passes — then it raises args.error (the host turns it into DEADLINE_EXCEEDED) and
-// goes on, so a producer that never arrives ends the layer with an error, never a hang.
-__device__ void wait_rows_ready(Fp8ExpertGemmArgs const& args, int epoch, int pass, int rows,
-                                int lane) {
-  int const first = pass / args.ready_block_rows;
-  int const last = (pass + rows - 1) / args.ready_block_rows;
-  for (int b = first + lane; b <= last; b += 32) {
-    if (!ptx::spin_until_at_least(args.ready_blocks + b, epoch, args.ready_timeout_ns,
-                                  args.ready_system_scope)) {
-      atomicOr(args.error, kWaitRows);
-    }
-  }
-  __syncwarp();
-}  // named barrier of the consumer warpgroups (0 = syncthreads)
+constexpr int kConsumerBarrier = 1;  // named barrier of the consumer warpgroups (0 = syncthreads)
 
 template <int kWgs, int kN>
 __host__ __device__ constexpr int stage_bytes() {

@@ -5,6 +5,7 @@
 #include "engine/common/cuda_check.h"
 #include "kernels/hopper/ptx.cuh"
 #include "kernels/hopper/wgmma_register_a.cuh"
+#include "kernels/moe/expert_rows_ready.cuh"
 #include "kernels/moe/fp8_activation_math.cuh"
 #include "kernels/moe/mxfp4_expert_wgmma.h"
 #include "kernels/moe/mxfp4_expert_wgmma_layout.h"
@@ -27,24 +28,6 @@ using mxfp4_decode::read_special;
 constexpr int kConsumerBarrier = 1;  // named barrier of the consumer warpgroups (0 = syncthreads)
 constexpr int kScaleImageBytes = kMxScaleImageWords * 4;  // 272
 constexpr int kXRowBytes = kMxChunkK;                     // one FP8 x row of a chunk
-
-// Acquires the readiness counters of the ring blocks holding rows [pass, pass + rows) (as the FP8
-// WGMMA kernel): a block not ready by the deadline raises args.error and the kernel goes on.
-__device__ void wait_rows_ready(Fp8ExpertGemmArgs const& args, int pass, int rows, int lane) {
-  int const first = pass / args.ready_block_rows;
-  int const last = (pass + rows - 1) / args.ready_block_rows;
-  for (int b = first + lane; b <= last; b += 32) {
-    std::uint64_t const start = ptx::global_timer_ns();
-    while (ptx::load_acquire_gpu(args.ready_blocks + b) < args.ready_epoch) {
-      if (ptx::global_timer_ns() - start > args.ready_timeout_ns) {
-        atomicExch(args.error, 1u);
-        break;
-      }
-      __nanosleep(64);
-    }
-  }
-  __syncwarp();
-}
 
 template <int kWgs, int kN>
 __host__ __device__ constexpr int stage_bytes() {
@@ -172,7 +155,7 @@ __global__ void __launch_bounds__((kWgs * 4 + 1) * 32, kMinBlocks)
         issue_weights(c);
       }
       if (args.ready_blocks != nullptr) {
-        wait_rows_ready(args, pass, rows, lane);
+        wait_rows_ready(args, args.ready_epoch, pass, rows, lane);
       }
       for (int c = 0; c < early; ++c) {
         issue_tokens(c);

@@ -1,0 +1,28 @@
+#pragma once
+// The expert GEMMs' token-ring handshake (FP8 and MXFP4 WGMMA kernels): before reading rows
+// [pass, pass + rows), a producer warp acquires the readiness counters of the ring blocks holding
+// them — each lane polls one block until its counter reaches the epoch (acquire at gpu or system
+// scope), or the deadline passes: then it raises the rows bit of args.error (the host turns it into
+// DEADLINE_EXCEEDED) and goes on, so a producer that never arrives ends the layer with an error,
+// never a hang.
+
+#include "kernels/hopper/ptx.cuh"
+#include "kernels/moe/fp8_expert_gemm.h"
+#include "kernels/moe/wait_sites.h"
+
+namespace gcmoe::kernels {
+
+__device__ inline void wait_rows_ready(Fp8ExpertGemmArgs const& args, int epoch, int pass, int rows,
+                                       int lane) {
+  int const first = pass / args.ready_block_rows;
+  int const last = (pass + rows - 1) / args.ready_block_rows;
+  for (int b = first + lane; b <= last; b += 32) {
+    if (!hopper::spin_until_at_least(args.ready_blocks + b, epoch, args.ready_timeout_ns,
+                                     args.ready_system_scope)) {
+      atomicOr(args.error, kWaitRows);
+    }
+  }
+  __syncwarp();
+}
+
+}  // namespace gcmoe::kernels
