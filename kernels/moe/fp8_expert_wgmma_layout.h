@@ -22,6 +22,16 @@
 
 namespace gcmoe::kernels {
 
+// Where row `row` (0..63) of L1 (gate/up) tile `tile` comes from, by the slice order above: the up
+// projection or the gate, and which output row of it. Shared with the MXFP4 layout.
+struct GateUpSource {
+  bool up = false;
+  std::int64_t output = 0;
+};
+constexpr GateUpSource gate_up_source(std::int64_t tile, int row) {
+  return {.up = row % 16 >= 8, .output = tile * 32 + row / 16 * 8 + row % 8};
+}
+
 inline constexpr int kWgmmaTileRows = 64;
 inline constexpr int kWgmmaChunkBytes = kWgmmaTileRows * kChunkK;  // 8192
 inline constexpr int kWgmmaScalesPerTileChunk = 2;

@@ -7,6 +7,7 @@
 #include "engine/formats/e4m3.h"
 #include "engine/formats/e8m0.h"
 #include "engine/formats/mxfp4.h"
+#include "kernels/moe/fp8_expert_wgmma_layout.h"
 
 namespace gcmoe::kernels {
 namespace {
@@ -161,9 +162,8 @@ StatusOr<PackedMxfp4Expert> pack_gate_up_mxfp4_wgmma(Mxfp4WeightView const& gate
   GCMOE_CHECK_ARG(gate.dims == up.dims, "gate [{}, {}] and up [{}, {}] differ", gate.dims.rows,
                   gate.dims.cols, up.dims.rows, up.dims.cols);
   return pack(gate.dims.rows / 32, gate.dims.cols, [&](std::int64_t tile, int row) {
-    int const slice = row / 16;
-    int const r = row % 16;
-    return RowSource{r < 8 ? &gate : &up, tile * 32 + slice * 8 + r % 8};
+    GateUpSource const src = gate_up_source(tile, row);
+    return RowSource{src.up ? &up : &gate, src.output};
   });
 }
 
