@@ -73,6 +73,26 @@ StatusOr<std::size_t> touched_experts(kernels::MoeLayerSequential& steps, int to
   return std::set<int>(ids.begin(), ids.end()).size();
 }
 
+// One GC-MoE layer's time per layer (µs) at `tokens`: prepared, replayed once (which moves it to
+// the bucket's stream, where the timing records its events), then timed over `options.layers`
+// back-to-back replays; a timed-out wait fails the benchmark.
+StatusOr<double> time_gc_layer(kernels::GcMoeLayer& layer,
+                               kernels::MoeLayerDeviceWeights const& weights, float const* x,
+                               float* out, int tokens, Options const& options) {
+  GCMOE_RETURN_IF_ERROR(layer.prepare(weights, x, out, tokens));
+  GCMOE_RETURN_IF_ERROR(layer.replay(tokens));
+  GCMOE_RETURN_IF_ERROR(layer.synchronize());
+  GCMOE_ASSIGN_OR_RETURN(double const us,
+                         time_launches(layer.stream(), options.reps, [&]() -> Status {
+                           for (int l = 0; l < options.layers; ++l) {
+                             GCMOE_RETURN_IF_ERROR(layer.replay(tokens));
+                           }
+                           return Status();
+                         }));
+  GCMOE_RETURN_IF_ERROR(layer.synchronize());
+  return us / options.layers;
+}
+
 StatusOr<nlohmann::json> run_model(ModelShape const& m, Options const& options, double ceiling_gbps,
                                    cudaStream_t stream) {
   PackedExpertSections const s = sections(m);
@@ -169,16 +189,9 @@ StatusOr<nlohmann::json> run_model(ModelShape const& m, Options const& options, 
       double const seq_us = *std::min_element(seq_variants.begin(), seq_variants.end());
       std::vector<double> gc_us;
       for (auto& layer : layers) {
-        GCMOE_RETURN_IF_ERROR(layer->prepare(weights, x.data(), out.data(), tokens));
-        GCMOE_ASSIGN_OR_RETURN(double const us,
-                               time_launches(layer->stream(), options.reps, [&]() -> Status {
-                                 for (int l = 0; l < options.layers; ++l) {
-                                   GCMOE_RETURN_IF_ERROR(layer->replay(tokens));
-                                 }
-                                 return Status();
-                               }));
-        GCMOE_RETURN_IF_ERROR(layer->synchronize());  // a timed-out wait fails the benchmark
-        gc_us.push_back(us / options.layers);
+        GCMOE_ASSIGN_OR_RETURN(
+            double const us, time_gc_layer(*layer, weights, x.data(), out.data(), tokens, options));
+        gc_us.push_back(us);
       }
       double const seq = seq_us / options.layers;
       double const bytes =
@@ -199,17 +212,10 @@ StatusOr<nlohmann::json> run_model(ModelShape const& m, Options const& options, 
       }
       nlohmann::json ablation_points = nlohmann::json::object();
       for (auto& [name, layer] : ablations) {
-        GCMOE_RETURN_IF_ERROR(layer->prepare(weights, x.data(), out.data(), tokens));
-        GCMOE_ASSIGN_OR_RETURN(double const us,
-                               time_launches(layer->stream(), options.reps, [&]() -> Status {
-                                 for (int l = 0; l < options.layers; ++l) {
-                                   GCMOE_RETURN_IF_ERROR(layer->replay(tokens));
-                                 }
-                                 return Status();
-                               }));
-        GCMOE_RETURN_IF_ERROR(layer->synchronize());
-        fmt::print(" {:>18.1f}", us / options.layers);
-        ablation_points[name] = us / options.layers;
+        GCMOE_ASSIGN_OR_RETURN(
+            double const us, time_gc_layer(*layer, weights, x.data(), out.data(), tokens, options));
+        fmt::print(" {:>18.1f}", us);
+        ablation_points[name] = us;
       }
       fmt::print(" {:>6.2f}x {:>7.2f}x\n", seq / gc_us[best], gc_us[best] / floor_us);
       kernels::GcPartitionMeasurement sample{
@@ -248,19 +254,8 @@ StatusOr<nlohmann::json> run_model(ModelShape const& m, Options const& options, 
                nlohmann::json::parse(plan.to_json())["steps"].dump());
     for (std::size_t i = 0; i < measured.size(); ++i) {
       int const tokens = measured[i].tokens;
-      GCMOE_RETURN_IF_ERROR(planned.prepare(weights, x.data(), out.data(), tokens));
-      // One replay first: it moves the layer to the bucket's stream, which the timing records on.
-      GCMOE_RETURN_IF_ERROR(planned.replay(tokens));
-      GCMOE_RETURN_IF_ERROR(planned.synchronize());
-      GCMOE_ASSIGN_OR_RETURN(double const us,
-                             time_launches(planned.stream(), options.reps, [&]() -> Status {
-                               for (int l = 0; l < options.layers; ++l) {
-                                 GCMOE_RETURN_IF_ERROR(planned.replay(tokens));
-                               }
-                               return Status();
-                             }));
-      GCMOE_RETURN_IF_ERROR(planned.synchronize());
-      double const per_layer = us / options.layers;
+      GCMOE_ASSIGN_OR_RETURN(double const per_layer, time_gc_layer(planned, weights, x.data(),
+                                                                   out.data(), tokens, options));
       nlohmann::json& point = points[first_point + i];
       point["planned_comm_sms"] = planned.comm_sms(tokens);
       point["planned_us"] = per_layer;
