@@ -141,14 +141,21 @@ __device__ __forceinline__ void publish(int* p, int v, bool system) {
 
 // Polls *flag (acquire) until it reaches `target`; false once timeout_ns pass first (the caller
 // raises its error flag and goes on, so a peer that never arrives ends in an error, not a hang).
+// seen (optional): the flag's last value read, for the caller's diagnosis of a timeout.
 __device__ __forceinline__ bool spin_until_at_least(int const* flag, int target,
-                                                    std::uint64_t timeout_ns, bool system = false) {
+                                                    std::uint64_t timeout_ns, bool system = false,
+                                                    int* seen = nullptr) {
   std::uint64_t const start = global_timer_ns();
-  while (load_acquire(flag, system) < target) {
+  int value = load_acquire(flag, system);
+  while (value < target) {
     if (global_timer_ns() - start > timeout_ns) {
+      if (seen != nullptr) {
+        *seen = value;
+      }
       return false;
     }
     __nanosleep(64);
+    value = load_acquire(flag, system);
   }
   return true;
 }

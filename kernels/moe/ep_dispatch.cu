@@ -14,16 +14,32 @@ constexpr int kGroup = 128;
 constexpr int kPlanThreads = 256;
 constexpr int kCombineThreads = 64;  // 8 hidden values each
 
-__device__ void wait_or_flag(EpStep const& s, int const* flag, int target, unsigned site) {
-  if (!hopper::spin_until_at_least(flag, target, s.timeout_ns, s.system_scope)) {
-    atomicOr(s.error, site);
+// Raises the site's error bit; the first timeout of the rank also leaves its detail.
+__device__ void record_timeout(EpStep const& s, unsigned site, int peer, int target, int seen) {
+  atomicOr(s.error, site);
+  EpWaitDetail* const d = s.first_timeout;
+  if (d != nullptr && atomicCAS(&d->site, 0, static_cast<int>(site)) == 0) {
+    d->peer = peer;
+    d->parity = s.parity;
+    d->target = target;
+    d->seen = seen;
   }
+}
+
+__device__ bool wait_or_flag(EpStep const& s, int const* flag, int target, unsigned site,
+                             int peer) {
+  int seen = 0;
+  if (!hopper::spin_until_at_least(flag, target, s.timeout_ns, s.system_scope, &seen)) {
+    record_timeout(s, site, peer, target, seen);
+    return false;
+  }
+  return true;
 }
 
 __global__ void __launch_bounds__(kPlanThreads)
     ep_publish_counts_kernel(EpStep s, int const* offsets, int const* wait_layout) {
   if (threadIdx.x == 0 && wait_layout != nullptr) {
-    wait_or_flag(s, wait_layout, *s.epoch, kWaitLayout);
+    wait_or_flag(s, wait_layout, *s.epoch, kWaitLayout, -1);
   }
   __syncthreads();
   int const experts = s.num_experts;
@@ -55,9 +71,8 @@ __global__ void __launch_bounds__(kPlanThreads) ep_plan_kernel(EpStep s, EpPlanO
   }
   __syncthreads();
   if (static_cast<int>(threadIdx.x) < ranks &&
-      !hopper::spin_until_at_least(mine.count_flags[s.parity] + threadIdx.x, *s.epoch, s.timeout_ns,
-                                   s.system_scope)) {
-    atomicOr(s.error, kWaitCounts);
+      !wait_or_flag(s, mine.count_flags[s.parity] + threadIdx.x, *s.epoch, kWaitCounts,
+                    static_cast<int>(threadIdx.x))) {
     timed_out = 1;
   }
   __syncthreads();
@@ -170,7 +185,8 @@ __global__ void ep_signal_done_kernel(EpStep s) {
 // thread, 16-byte loads, slot order, shared expert last, one bf16 rounding).
 __global__ void __launch_bounds__(kCombineThreads) ep_combine_kernel(EpStep s, EpCombine a) {
   if (static_cast<int>(threadIdx.x) < s.peers.ranks) {
-    wait_or_flag(s, s.peers.rank[s.rank].done_flags + threadIdx.x, *s.epoch, kWaitDone);
+    wait_or_flag(s, s.peers.rank[s.rank].done_flags + threadIdx.x, *s.epoch, kWaitDone,
+                 static_cast<int>(threadIdx.x));
   }
   __syncthreads();
   int const t = static_cast<int>(blockIdx.x);

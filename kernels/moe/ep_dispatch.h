@@ -42,6 +42,18 @@ struct EpPeers {
   EpRankBuffers rank[kMaxEpRanks];
 };
 
+// The first wait of a rank that passed its deadline (kernels/moe/wait_sites.h), for the host's
+// DEADLINE_EXCEEDED message: which flag, the epoch it waited for and the last value it read. A
+// flag behind by one or two epochs is a peer that is late or stuck; one on another parity's
+// schedule a peer replaying another graph.
+struct EpWaitDetail {
+  int site = 0;    // one kWait* bit; 0: no timeout recorded
+  int peer = -1;   // the rank whose flag it was (-1: this rank's own layout)
+  int parity = 0;  // the step's buffer set
+  int target = 0;  // the epoch waited for
+  int seen = 0;    // the flag's last value
+};
+
 // What every EP kernel of one rank's step shares.
 struct EpStep {
   EpPeers peers;
@@ -49,8 +61,9 @@ struct EpStep {
   int parity = 0;  // the replay's buffer set, 0 or 1
   int num_experts = 0;
   int hidden = 0;
-  int const* epoch = nullptr;  // device scalar, the same on every rank in a step
-  unsigned* error = nullptr;   // set to 1 by a wait past timeout_ns
+  int const* epoch = nullptr;             // device scalar, the same on every rank in a step
+  unsigned* error = nullptr;              // wait_sites.h bits of the waits past timeout_ns
+  EpWaitDetail* first_timeout = nullptr;  // optional: the first such wait, in detail
   std::uint64_t timeout_ns = 2'000'000'000;
   // Peers on other GPUs (peer-mapped memory): flags are published and acquired at system scope.
   bool system_scope = false;

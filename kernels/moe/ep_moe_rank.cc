@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <array>
+#include <string>
 
 #include "engine/backends/cuda/stream.h"
 #include "engine/common/check.h"
@@ -86,6 +87,7 @@ StatusOr<EpMoeRank> EpMoeRank::create(MoeLayerConfig const& config, int max_toke
   GCMOE_RETURN_IF_ERROR(allocate_zeroed(r.h_, capacity * inter));
   GCMOE_RETURN_IF_ERROR(allocate_zeroed(r.h_scales_, capacity * (inter / 128)));
   GCMOE_RETURN_IF_ERROR(allocate_zeroed(r.error_, 1));
+  GCMOE_RETURN_IF_ERROR(allocate_zeroed(r.first_timeout_, 1));
   GCMOE_ASSIGN_OR_RETURN(r.epoch_, cuda::DeviceBuffer<int>::allocate(1));
   std::array<int, 1> const first{1};
   GCMOE_RETURN_IF_ERROR(r.epoch_.copy_from_host(first));
@@ -100,6 +102,7 @@ EpStep EpMoeRank::step() const {
           .hidden = config_.hidden,
           .epoch = epoch_.data(),
           .error = error_.data(),
+          .first_timeout = first_timeout_.data(),
           .timeout_ns = timeout_ns_,
           .system_scope = system_scope_};
 }
@@ -248,13 +251,28 @@ Status EpMoeRank::error() {
   GCMOE_CHECK_CUDA(cudaDeviceSynchronize());
   std::array<unsigned, 1> flag{};
   GCMOE_RETURN_IF_ERROR(error_.copy_to_host(flag));
-  if (flag[0] != 0) {
-    GCMOE_RETURN_IF_ERROR(error_.fill_bytes(0));
-    return Status(StatusCode::kDeadlineExceeded, "expert-parallel rank " + std::to_string(rank_) +
-                                                     ": a wait for a peer passed its deadline (" +
-                                                     wait_sites_to_string(flag[0]) + ")");
+  if (flag[0] == 0) {
+    return Status();
   }
-  return Status();
+  std::array<EpWaitDetail, 1> first{};
+  std::array<int, 1> epoch{};
+  GCMOE_RETURN_IF_ERROR(first_timeout_.copy_to_host(first));
+  GCMOE_RETURN_IF_ERROR(epoch_.copy_to_host(epoch));
+  GCMOE_RETURN_IF_ERROR(error_.fill_bytes(0));
+  GCMOE_RETURN_IF_ERROR(first_timeout_.fill_bytes(0));
+  std::string message = "expert-parallel rank " + std::to_string(rank_) +
+                        ": a wait for a peer passed its deadline (" +
+                        wait_sites_to_string(flag[0]) + ")";
+  EpWaitDetail const& d = first[0];
+  if (d.site != 0) {
+    std::string const whose =
+        d.peer < 0 ? std::string("its own routing") : "rank " + std::to_string(d.peer);
+    message += "; first: " + wait_sites_to_string(static_cast<unsigned>(d.site)) + " of " + whose +
+               " at parity " + std::to_string(d.parity) + ", waited for epoch " +
+               std::to_string(d.target) + ", the flag held " + std::to_string(d.seen);
+  }
+  message += "; epoch now " + std::to_string(epoch[0]);
+  return Status(StatusCode::kDeadlineExceeded, message);
 }
 
 }  // namespace gcmoe::kernels

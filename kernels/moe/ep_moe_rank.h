@@ -63,9 +63,6 @@ class EpMoeRank {
   // which GC-MoE starts beside the router). kWithRouted: its rows join the receive layout as one
   // more segment and the routed launch covers them — the sequential baseline's faster placement at
   // decode sizes (bench_moe_layer), for comparing GC-MoE against that baseline at its best.
-  // Open bug: on two GPUs this placement hung in some benchmark runs at 8-64 tokens per rank
-  // (always after the other placements had run in the process; never in the GPU tests), not yet
-  // understood — bench/NOTES.md, "shared expert fused".
   void set_shared_expert_launch(SharedExpertLaunch launch) { shared_launch_ = launch; }
   // How long a wait for a peer may take before the step ends in an error (default 2 s).
   void set_timeout_ns(std::uint64_t ns) { timeout_ns_ = ns; }
@@ -85,7 +82,11 @@ class EpMoeRank {
   Status enqueue_step(MoeLayerDeviceWeights const& weights, float const* x, int num_tokens,
                       float* out, Streams const& streams);
 
-  // DEADLINE_EXCEEDED when a wait of this rank timed out since the last check (syncs the device).
+  // DEADLINE_EXCEEDED when a wait of this rank timed out since the last check (syncs the device;
+  // work on green-context streams must be waited for first, cuda::SmPartition::synchronize, as a
+  // device synchronization did not cover it on the GPU machine);
+  // the message names the waits and details the first (whose flag, the epoch it waited for, the
+  // value it saw) and this rank's epoch now.
   Status error();
   MoeLayerSequential& local() { return *local_; }
   int rank() const { return rank_; }
@@ -117,6 +118,7 @@ class EpMoeRank {
   cuda::DeviceBuffer<std::uint8_t> h_;
   cuda::DeviceBuffer<float> h_scales_;
   cuda::DeviceBuffer<unsigned> error_;
+  cuda::DeviceBuffer<EpWaitDetail> first_timeout_;
 };
 
 }  // namespace gcmoe::kernels

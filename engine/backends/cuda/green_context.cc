@@ -79,6 +79,21 @@ int round_partition_sms(int requested, int min_sms, int alignment) {
   return sms;
 }
 
+Status GreenContext::synchronize() const {
+  GCMOE_ASSIGN_OR_RETURN(DriverApi const* cu, driver_api());
+  for (CUstream const stream : {stream_, side_stream_}) {
+    if (stream != nullptr) {
+      GCMOE_CHECK_CU(cu->cuStreamSynchronize(stream));
+    }
+  }
+  return Status();
+}
+
+Status SmPartition::synchronize() const {
+  GCMOE_RETURN_IF_ERROR(comm_.synchronize());
+  return compute_.synchronize();
+}
+
 StatusOr<SmPartition> SmPartition::create(int ordinal, int comm_sms) {
   GCMOE_CHECK_ARG(comm_sms > 0, "comm partition size must be positive, got {}", comm_sms);
   // The runtime owns the primary context; make it current so driver calls see the device.

@@ -31,6 +31,10 @@ class GreenContext {
   // The context to name in CUDA graph kernel nodes (CUDA_KERNEL_NODE_PARAMS_v2::ctx).
   CUcontext context() const { return context_; }
   int sm_count() const { return sm_count_; }
+  // Waits for the work queued on both streams. cudaDeviceSynchronize is not enough: on the GPU
+  // machine's driver (580) it returned while a green-context stream's kernel still ran (the gpu
+  // test "synchronizing a partition waits for its streams' work" measures it each run).
+  Status synchronize() const;
 
  private:
   void reset();
@@ -56,6 +60,9 @@ class SmPartition {
   GreenContext const& comm() const { return comm_; }
   GreenContext const& compute() const { return compute_; }
   int device_sm_count() const { return device_sm_count_; }
+  // Both partitions' streams (GreenContext::synchronize): what a host that hands the device to
+  // other streams next (another graph, another mode) must wait for.
+  Status synchronize() const;
 
  private:
   GreenContext comm_;

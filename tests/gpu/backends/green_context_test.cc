@@ -6,8 +6,11 @@
 
 #include <cstdio>
 
+#include "engine/backends/cuda/device_buffer.h"
 #include "engine/backends/cuda/device_info.h"
 #include "engine/backends/cuda/partition_probe.h"
+#include "engine/backends/cuda/pinned_buffer.h"
+#include "kernels/probe/sm_probe.h"
 #include "tests/support/catch.h"
 
 namespace gcmoe::cuda {
@@ -39,6 +42,44 @@ TEST_CASE("comm and compute partitions run on disjoint SM sets of the asked size
   CHECK(probe->comm_sms + probe->compute_sms <= probe->device_sms);
   CHECK(probe->ran_concurrently);
   CHECK(probe->verdict.ok());
+}
+
+// A kernel that runs ~300 ms on one of the partition's streams (the probe waiting for a flag nobody
+// sets), then writes host memory: SmPartition::synchronize must return after it. Whether
+// cudaDeviceSynchronize also waits is printed, not required — the EP benchmark's first replay
+// after a GC-MoE run raced the GC graph's tail when only the device was synchronized
+// (bench/NOTES.md).
+TEST_CASE("synchronizing a partition waits for its streams' work") {
+  auto partition = SmPartition::create(0, 16);
+  REQUIRE(partition.status().to_string() == "OK");
+  REQUIRE(kernels::preload_sm_probe().ok());
+  auto smids = DeviceBuffer<int>::allocate(1);
+  auto never = DeviceBuffer<unsigned>::allocate(1);
+  auto host = PinnedBuffer::allocate(sizeof(int));
+  REQUIRE((smids.ok() && never.ok() && host.ok()));
+  REQUIRE(never->fill_bytes(0).ok());
+  int volatile* const done = reinterpret_cast<int volatile*>(host->data());
+  struct Named {
+    char const* name;
+    CUstream stream;
+  };
+  for (Named const s : {Named{"compute", partition->compute().stream()},
+                        Named{"compute side", partition->compute().side_stream()},
+                        Named{"comm", partition->comm().stream()}}) {
+    *done = 0;
+    kernels::SmProbeLaunch const launch{.smids = smids->data(),
+                                        .blocks = 1,
+                                        .wait_flag = never->data(),
+                                        .timed_out = const_cast<int*>(done),
+                                        .timeout_ns = 300'000'000};
+    REQUIRE(kernels::launch_sm_probe(launch, reinterpret_cast<cudaStream_t>(s.stream)).ok());
+    REQUIRE(cudaDeviceSynchronize() == cudaSuccess);
+    int const after_device_sync = *done;
+    REQUIRE(partition->synchronize().ok());
+    std::printf("%s stream: cudaDeviceSynchronize waited for its kernel: %s\n", s.name,
+                after_device_sync == 1 ? "yes" : "no");
+    CHECK(*done == 1);
+  }
 }
 
 TEST_CASE("a comm partition that leaves too little for compute is refused") {

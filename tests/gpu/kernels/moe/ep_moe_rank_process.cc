@@ -8,6 +8,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <random>
+#include <string>
 
 #include "engine/backends/cuda/symmetric_memory.h"
 #include "engine/runtime/shm_communicator.h"
@@ -182,6 +183,10 @@ TEST_CASE("EP rank process (started by the multi-process tests)", "[.ep_rank_pro
       deadline_seen = error.code() == StatusCode::kDeadlineExceeded;
       std::printf("ep rank %d of %d: absent rank %d -> %s\n", rank, ranks, absent,
                   error.to_string().c_str());
+      // The first wait that passed is the absent rank's counts of the first step (epoch 1).
+      std::string const first = "first: counts of rank " + std::to_string(absent) +
+                                " at parity 0, waited for epoch 1, the flag held 0";
+      CHECK(error.message().find(first) != std::string::npos);
       break;
     }
     REQUIRE(error.to_string() == "OK");
