@@ -9,13 +9,16 @@
 // read (its touched experts + the shared expert + the fp32 router) over the SM read ceiling of GPU
 // 0.
 //
-// The sequential baseline runs the shared expert in launches of its own (the EP receive layout's
-// default); `--variants 0,1,2` adds the baseline with the shared expert's rows in the routed
-// launch (faster on one stream at decode sizes), and the speed-up is then over the faster of the
-// two.
+// Variants (`--variants`, default all): 0 the sequential baseline with the shared expert in
+// launches of its own (the EP receive layout's default); 1 GC-MoE; 2 the sequential baseline with
+// the shared expert's rows in the routed launch (faster on one stream at decode sizes); 3 the
+// sequential baseline as issue 6 describes the standard pipeline: variant 0 with one receive
+// buffer set, cleaned after the combine, and a barrier across ranks between replays
+// (EpStepHandoff::kCleanAndBarrier). "speedup" is over the fastest of 0, 2, 3 that ran;
+// "vs_clean" over variant 3.
 //
 // Usage: bench_ep_multi_gpu [--out FILE] [--reps 50] [--commit SHA] [--comm 16] [--tokens 1,4,..]
-//                           [--variants 0,1[,2]] [--timeout-ms 2000]
+//                           [--variants 0,1,2,3] [--timeout-ms 2000]
 #include <cuda_runtime.h>
 #include <fmt/format.h>
 
@@ -43,17 +46,17 @@ namespace {
 
 using cuda::DeviceBuffer;
 
-constexpr int kMaxTokensPerRank = 64;
+constexpr int kMaxTokensPerRank = 256;
 
 struct Options {
   std::string out = "ep_multi_gpu.json";
   int reps = 50;
   std::string commit = "unknown";
   int comm_sms = 16;
-  std::vector<int> tokens = {1, 4, 16, 64};  // per rank
-  // 0 sequential, 1 GC-MoE, 2 sequential with the shared expert fused (opt-in: an intermittent
-  // hang of that variant on 2 GPUs is not understood yet, bench/NOTES.md).
-  std::vector<int> variants = {0, 1};
+  std::vector<int> tokens = {1, 2, 4, 8, 16, 32, 64, 128, 256};  // per rank
+  // 0 sequential, 1 GC-MoE, 2 sequential with the shared expert fused, 3 sequential with a clean
+  // pass and a barrier between replays.
+  std::vector<int> variants = {0, 1, 2, 3};
   int timeout_ms = 2000;  // a rank's wait for a peer, before an error
 };
 
@@ -197,16 +200,19 @@ Status run(Options const& options) {
       "GB/s; comm partition {} SMs\n",
       n, local, ceiling_gbps, gpus[0].partition.comm().sm_count());
   fmt::print("{:>7} {:>12} {:>9} {:>13} {:>13} {:>9} {:>8} {:>8}\n", "T/rank", "max_touched",
-             "floor_us", "seq_shared_us", "seq_fused_us", "gc_us", "speedup", "gc/floor");
+             "floor_us", "seq_shared_us", "seq_fused_us", "seq_clean_us", "gc_us", "speedup",
+             "vs_clean", "gc/floor");
   nlohmann::json points = nlohmann::json::array();
   for (int const tokens : options.tokens) {
     // 0: sequential, shared expert in its own launches; 1: GC-MoE; 2: sequential, shared expert
     // in the routed launch (the baseline's faster placement on one GPU at decode sizes).
-    double us[3] = {0.0, 0.0, 0.0};
+    double us[4] = {0.0, 0.0, 0.0, 0.0};
     for (int const gc : options.variants) {
       for (std::size_t r = 0; r < gpus.size(); ++r) {
         Gpu& g = gpus[r];
         GCMOE_CHECK_CUDA(cudaSetDevice(g.device));
+        ranks[r].set_step_handoff(gc == 3 ? kernels::EpStepHandoff::kCleanAndBarrier
+                                          : kernels::EpStepHandoff::kDoubleBuffered);
         ranks[r].set_shared_expert_launch(gc == 2 ? kernels::SharedExpertLaunch::kWithRouted
                                                   : kernels::SharedExpertLaunch::kSeparate);
         kernels::EpMoeRank::Streams streams;
@@ -230,7 +236,8 @@ Status run(Options const& options) {
       auto timed = time_replays(gpus, ranks, options.reps, gc == 1);
       if (!timed.ok()) {
         char const* const names[] = {"sequential (shared separate)", "GC-MoE",
-                                     "sequential (shared fused)"};
+                                     "sequential (shared fused)",
+                                     "sequential (clean pass and barrier)"};
         return Status(timed.status().code(), fmt::format("{} tokens per rank, {}: {}", tokens,
                                                          names[gc], timed.status().message()));
       }
@@ -257,19 +264,29 @@ Status run(Options const& options) {
     double const bytes = (static_cast<double>(max_touched) + 1.0) * stride + router_bytes;
     double const floor_us = bytes / (ceiling_gbps * 1e9) * 1e6;
     // The faster of the sequential placements that ran (0: not run).
-    double const sequential = us[0] > 0.0 && us[2] > 0.0 ? std::min(us[0], us[2])
-                              : us[0] > 0.0              ? us[0]
-                                                         : us[2];
-    fmt::print("{:>7} {:>12} {:>9.1f} {:>13.1f} {:>13.1f} {:>9.1f} {:>7.2f}x {:>7.2f}x\n", tokens,
-               max_touched, floor_us, us[0], us[2], us[1], sequential / us[1], us[1] / floor_us);
+    double sequential = 0.0;
+    for (int const v : {0, 2, 3}) {
+      if (us[v] > 0.0 && (sequential == 0.0 || us[v] < sequential)) {
+        sequential = us[v];
+      }
+    }
+    // Ratios over GC-MoE's time; 0 where a side did not run.
+    auto const over_gc = [&](double t) { return us[1] > 0.0 ? t / us[1] : 0.0; };
+    fmt::print(
+        "{:>7} {:>12} {:>9.1f} {:>13.1f} {:>13.1f} {:>13.1f} {:>9.1f} {:>7.2f}x {:>7.2f}x "
+        "{:>7.2f}x\n",
+        tokens, max_touched, floor_us, us[0], us[2], us[3], us[1], over_gc(sequential),
+        over_gc(us[3]), us[1] / floor_us);
     points.push_back({{"tokens_per_rank", tokens},
                       {"max_touched_experts_per_gpu", max_touched},
                       {"floor_us", floor_us},
                       {"sequential_shared_separate_us", us[0]},
                       {"sequential_shared_fused_us", us[2]},
+                      {"sequential_clean_barrier_us", us[3]},
                       {"sequential_us", sequential},
                       {"gc_moe_us", us[1]},
-                      {"speedup_over_sequential", sequential / us[1]},
+                      {"speedup_over_sequential", over_gc(sequential)},
+                      {"speedup_over_clean_barrier", over_gc(us[3])},
                       {"gc_moe_over_floor", us[1] / floor_us}});
   }
   cudaDeviceProp prop{};
@@ -298,9 +315,10 @@ int main(int argc, char** argv) {
   app.add_option("--commit", options.commit, "commit the binary was built from");
   app.add_option("--comm", options.comm_sms, "comm partition SMs")->check(CLI::Range(1, 64));
   app.add_option("--variants", options.variants,
-                 "0 sequential (shared separate), 1 GC-MoE, 2 sequential (shared fused)")
+                 "0 sequential (shared separate), 1 GC-MoE, 2 sequential (shared fused), "
+                 "3 sequential (clean pass and barrier)")
       ->delimiter(',')
-      ->check(CLI::Range(0, 2));
+      ->check(CLI::Range(0, 3));
   app.add_option("--timeout-ms", options.timeout_ms, "a rank's wait for a peer (ms)")
       ->check(CLI::Range(1, 600000));
   app.add_option("--tokens", options.tokens, "tokens per rank (list)")

@@ -207,6 +207,17 @@ __global__ void __launch_bounds__(kCombineThreads) ep_combine_kernel(EpStep s, E
                       a.top_k, a.out);
 }
 
+// Thread d tells rank d that this rank passed its step's end, then waits for rank d's word.
+__global__ void ep_barrier_kernel(EpStep s) {
+  int const d = static_cast<int>(threadIdx.x);
+  if (d >= s.peers.ranks) {
+    return;
+  }
+  int const epoch = __ldcg(s.epoch);
+  hopper::publish(s.peers.rank[d].barrier_flags + s.rank, epoch, s.system_scope);
+  wait_or_flag(s, s.peers.rank[s.rank].barrier_flags + d, epoch, kWaitBarrier, d);
+}
+
 __global__ void ep_advance_epoch_kernel(int* epoch) {
   atomicAdd(epoch, 1);
 }
@@ -307,6 +318,22 @@ Status ep_combine(EpStep const& step, EpCombine const& combine, cudaStream_t str
   return Status();
 }
 
+Status ep_clean_and_barrier(EpStep const& step, std::int64_t capacity, cudaStream_t stream) {
+  GCMOE_RETURN_IF_ERROR(check_step(step));
+  EpRankBuffers const& own = step.peers.rank[step.rank];
+  GCMOE_CHECK_ARG_MSG(capacity > 0 && own.barrier_flags != nullptr,
+                      "ep clean and barrier: no capacity or barrier flags");
+  int const p = step.parity;
+  std::size_t const ranks = static_cast<std::size_t>(step.peers.ranks);
+  GCMOE_CHECK_CUDA(cudaMemsetAsync(own.row_flags[p], 0, sizeof(int) * capacity, stream));
+  GCMOE_CHECK_CUDA(cudaMemsetAsync(
+      own.counts[p], 0, sizeof(int) * ranks * static_cast<std::size_t>(step.num_experts), stream));
+  GCMOE_CHECK_CUDA(cudaMemsetAsync(own.count_flags[p], 0, sizeof(int) * ranks, stream));
+  ep_barrier_kernel<<<1, 32, 0, stream>>>(step);
+  GCMOE_CHECK_LAUNCH();
+  return Status();
+}
+
 Status ep_advance_epoch(int* epoch, cudaStream_t stream) {
   GCMOE_CHECK_ARG_MSG(epoch != nullptr, "ep: null epoch");
   ep_advance_epoch_kernel<<<1, 1, 0, stream>>>(epoch);
@@ -322,6 +349,7 @@ Status preload_ep_dispatch() {
   GCMOE_CHECK_CUDA(cudaFuncGetAttributes(&attributes, ep_dispatch_shared_rows_kernel));
   GCMOE_CHECK_CUDA(cudaFuncGetAttributes(&attributes, ep_signal_done_kernel));
   GCMOE_CHECK_CUDA(cudaFuncGetAttributes(&attributes, ep_combine_kernel));
+  GCMOE_CHECK_CUDA(cudaFuncGetAttributes(&attributes, ep_barrier_kernel));
   GCMOE_CHECK_CUDA(cudaFuncGetAttributes(&attributes, ep_advance_epoch_kernel));
   return Status();
 }

@@ -34,6 +34,7 @@ struct EpRankBuffers {
   int* counts[2] = {};            // [R, E] pairs each source routed to each expert
   int* count_flags[2] = {};       // [R] epoch flag per source's counts
   int* done_flags = nullptr;      // [R] epoch flag: owner d's expert outputs are complete
+  int* barrier_flags = nullptr;   // [R] epoch flag: rank s passed its step's end (baseline only)
   std::uint16_t* y = nullptr;     // [capacity, H] bf16 expert outputs of the received rows
 };
 
@@ -131,6 +132,13 @@ struct EpCombine {
   float* out = nullptr;  // [T, H]
 };
 Status ep_combine(EpStep const& step, EpCombine const& combine, cudaStream_t stream);
+
+// The sequential baseline's handoff between replays, as the standard dispatch + grouped-GEMM
+// pipeline makes it (single-buffered receive state): after the combine, this rank's receive flags
+// and counts of the step's buffer set are zeroed (the clean pass), then every rank tells every
+// other one it is done and waits for all of them (the barrier), so no peer writes the next step's
+// rows before the clean. GC-MoE needs neither (parity double buffering); this exists to measure it.
+Status ep_clean_and_barrier(EpStep const& step, std::int64_t capacity, cudaStream_t stream);
 
 // The step's last kernel: epoch += 1 (every reader of this step's epoch has run before it).
 Status ep_advance_epoch(int* epoch, cudaStream_t stream);

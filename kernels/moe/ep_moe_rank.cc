@@ -71,6 +71,7 @@ StatusOr<EpMoeRank> EpMoeRank::create(MoeLayerConfig const& config, int max_toke
       b.count_flags[p] = reinterpret_cast<int*>(at(layout.count_flags[p]));
     }
     b.done_flags = reinterpret_cast<int*>(at(layout.done_flags));
+    b.barrier_flags = reinterpret_cast<int*>(at(layout.barrier_flags));
     b.y = reinterpret_cast<std::uint16_t*>(at(layout.y));
   }
   r.system_scope_ = memory.cross_device();
@@ -213,6 +214,9 @@ Status EpMoeRank::combine(MoeLayerDeviceWeights const& weights, int num_tokens, 
        .top_k = config_.top_k,
        .out = out},
       stream));
+  if (handoff_ == EpStepHandoff::kCleanAndBarrier) {
+    GCMOE_RETURN_IF_ERROR(ep_clean_and_barrier(step(), capacity_, stream));
+  }
   return ep_advance_epoch(epoch_.data(), stream);
 }
 

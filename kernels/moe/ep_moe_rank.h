@@ -30,6 +30,12 @@
 
 namespace gcmoe::kernels {
 
+// How a rank hands its receive state from one step to the next.
+enum class EpStepHandoff {
+  kDoubleBuffered,   // GC-MoE: two buffer sets by the step's parity, nothing between steps
+  kCleanAndBarrier,  // the standard pipeline's: one set, zeroed after the combine, then a barrier
+};
+
 class EpMoeRank {
  public:
   // Bytes of the symmetric region every rank of such a group needs.
@@ -40,8 +46,8 @@ class EpMoeRank {
   static StatusOr<EpMoeRank> create(MoeLayerConfig const& config, int max_tokens, int ranks,
                                     int rank, cuda::SymmetricMemory memory);
 
-  // Starts a step (a layer replay): the next parity. Host-side only.
-  void begin_step() { parity_ ^= 1; }
+  // Starts a step (a layer replay): the next parity (always 0 with kCleanAndBarrier). Host-side.
+  void begin_step() { parity_ = handoff_ == EpStepHandoff::kDoubleBuffered ? parity_ ^ 1 : 0; }
 
   // weights: the router over all E experts (gate_weight, bias) and this rank's packed experts —
   // its E/R routed ones (local index), then the shared one (shared_index = E/R).
@@ -64,6 +70,10 @@ class EpMoeRank {
   // more segment and the routed launch covers them — the sequential baseline's faster placement at
   // decode sizes (bench_moe_layer), for comparing GC-MoE against that baseline at its best.
   void set_shared_expert_launch(SharedExpertLaunch launch) { shared_launch_ = launch; }
+  // Default kDoubleBuffered. kCleanAndBarrier is for the sequential baseline as issue 6 describes
+  // the standard pipeline (ep_clean_and_barrier after the combine); every rank of a group must use
+  // the same handoff, changed only between steps with no step in flight.
+  void set_step_handoff(EpStepHandoff handoff) { handoff_ = handoff; }
   // How long a wait for a peer may take before the step ends in an error (default 2 s).
   void set_timeout_ns(std::uint64_t ns) { timeout_ns_ = ns; }
   // Where one whole step goes when the rank has a GPU of its own: the routing, GEMM and combine
@@ -108,6 +118,7 @@ class EpMoeRank {
   std::uint64_t timeout_ns_ = 2'000'000'000;
   bool system_scope_ = false;
   SharedExpertLaunch shared_launch_ = SharedExpertLaunch::kSeparate;
+  EpStepHandoff handoff_ = EpStepHandoff::kDoubleBuffered;
   std::optional<MoeLayerSequential> local_;  // routing and the shared expert; always set
   // Symmetric (peers read or write them): this rank's region and every rank's buffers in it.
   cuda::SymmetricMemory memory_;

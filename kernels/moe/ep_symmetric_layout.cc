@@ -38,6 +38,7 @@ EpSymmetricLayout ep_symmetric_layout(MoeLayerConfig const& config, int max_toke
     layout.count_flags[p] = place(end, std::int64_t{ranks} * 4);
   }
   layout.done_flags = place(end, std::int64_t{ranks} * 4);
+  layout.barrier_flags = place(end, std::int64_t{ranks} * 4);
   layout.y = place(end, capacity * h * 2);
   layout.bytes = end;
   return layout;

@@ -25,6 +25,7 @@ struct EpSymmetricLayout {
   std::size_t counts[2] = {};        // [R, E] i32
   std::size_t count_flags[2] = {};   // [R] i32
   std::size_t done_flags = 0;        // [R] i32
+  std::size_t barrier_flags = 0;     // [R] i32, the clean-and-barrier baseline's only
   std::size_t y = 0;                 // [capacity, H] bf16
   std::size_t bytes = 0;             // the region's size, a multiple of the alignment
 };

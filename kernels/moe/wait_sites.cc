@@ -22,7 +22,10 @@ std::string wait_sites_to_string(unsigned bits) {
   if ((bits & kWaitDone) != 0) {
     add("done");
   }
-  unsigned const other = bits & ~(kWaitRows | kWaitLayout | kWaitCounts | kWaitDone);
+  if ((bits & kWaitBarrier) != 0) {
+    add("barrier");
+  }
+  unsigned const other = bits & ~(kWaitRows | kWaitLayout | kWaitCounts | kWaitDone | kWaitBarrier);
   if (other != 0) {
     char hex[32];
     std::snprintf(hex, sizeof(hex), "other (0x%x)", other);

@@ -8,10 +8,11 @@
 
 namespace gcmoe::kernels {
 
-inline constexpr unsigned kWaitRows = 1u;    // the expert GEMM for its input rows' flags
-inline constexpr unsigned kWaitLayout = 2u;  // a dispatch or count publication for the routing
-inline constexpr unsigned kWaitCounts = 4u;  // the receive plan for every rank's counts
-inline constexpr unsigned kWaitDone = 8u;    // the combine for every owner's "done" flag
+inline constexpr unsigned kWaitRows = 1u;      // the expert GEMM for its input rows' flags
+inline constexpr unsigned kWaitLayout = 2u;    // a dispatch or count publication for the routing
+inline constexpr unsigned kWaitCounts = 4u;    // the receive plan for every rank's counts
+inline constexpr unsigned kWaitDone = 8u;      // the combine for every owner's "done" flag
+inline constexpr unsigned kWaitBarrier = 16u;  // the baseline's end-of-step barrier (every rank)
 
 // "rows, counts" for kWaitRows | kWaitCounts; unknown bits as "other (0x..)".
 std::string wait_sites_to_string(unsigned bits);

@@ -8,8 +8,10 @@
 
 #include "engine/backends/cuda/device_buffer.h"
 #include "engine/backends/cuda/device_info.h"
+#include "engine/backends/cuda/graph.h"
 #include "engine/backends/cuda/partition_probe.h"
 #include "engine/backends/cuda/pinned_buffer.h"
+#include "engine/backends/cuda/stream.h"
 #include "kernels/probe/sm_probe.h"
 #include "tests/support/catch.h"
 
@@ -80,6 +82,34 @@ TEST_CASE("synchronizing a partition waits for its streams' work") {
                 after_device_sync == 1 ? "yes" : "no");
     CHECK(*done == 1);
   }
+  // As GC-MoE replays: one graph launched on the compute stream whose slow kernel was captured on
+  // the comm stream (forked from and joined back to the compute stream by events).
+  auto fork = Event::create();
+  auto join = Event::create();
+  REQUIRE((fork.ok() && join.ok()));
+  auto const compute = reinterpret_cast<cudaStream_t>(partition->compute().stream());
+  auto const comm = reinterpret_cast<cudaStream_t>(partition->comm().stream());
+  auto graph = Graph::capture(compute, [&](cudaStream_t s) -> Status {
+    GCMOE_RETURN_IF_ERROR(order_after(fork->get(), s, comm));
+    GCMOE_RETURN_IF_ERROR(kernels::launch_sm_probe({.smids = smids->data(),
+                                                    .blocks = 1,
+                                                    .wait_flag = never->data(),
+                                                    .timed_out = const_cast<int*>(done),
+                                                    .timeout_ns = 300'000'000},
+                                                   comm));
+    return order_after(join->get(), comm, s);
+  });
+  REQUIRE(graph.status().to_string() == "OK");
+  *done = 0;
+  REQUIRE(graph->launch(compute).ok());
+  REQUIRE(cudaDeviceSynchronize() == cudaSuccess);
+  int const after_device_sync = *done;
+  REQUIRE(partition->synchronize().ok());
+  std::printf(
+      "graph on the compute stream, kernel node from the comm stream: "
+      "cudaDeviceSynchronize waited for it: %s\n",
+      after_device_sync == 1 ? "yes" : "no");
+  CHECK(*done == 1);
 }
 
 TEST_CASE("a comm partition that leaves too little for compute is refused") {

@@ -176,17 +176,22 @@ TEST_CASE("EP across GPUs: one process per GPU, NCCL windows and CUDA IPC") {
   kinds.insert(kinds.begin(), {testing::EpProcessMemory::kNcclWindow, "NCCL windows"});
 #endif
   for (auto const& [memory, name] : kinds) {
-    testing::EpProcessGroup g;
-    g.memory = memory;
-    g.ranks = devices >= 4 ? 4 : 2;
-    g.gpu_per_rank = true;
-    g.steps = 4;
-    g.timeout_ms = 5000;
-    std::vector<int> const codes = testing::run_ep_process_group(g);
-    for (std::size_t r = 0; r < codes.size(); ++r) {
-      std::printf("%s, %d processes on %d GPUs: rank %zu exit code %d\n", name, g.ranks, g.ranks, r,
-                  codes[r]);
-      CHECK(codes[r] == 0);
+    // The protocol both ways: parity double buffering with the placements alternating, and the
+    // baseline's clean pass and barrier between steps.
+    for (char const* const placement : {"alternate", "clean"}) {
+      testing::EpProcessGroup g;
+      g.memory = memory;
+      g.ranks = devices >= 4 ? 4 : 2;
+      g.gpu_per_rank = true;
+      g.steps = 4;
+      g.timeout_ms = 5000;
+      g.placement = placement;
+      std::vector<int> const codes = testing::run_ep_process_group(g);
+      for (std::size_t r = 0; r < codes.size(); ++r) {
+        std::printf("%s, %s, %d processes on %d GPUs: rank %zu exit code %d\n", name, placement,
+                    g.ranks, g.ranks, r, codes[r]);
+        CHECK(codes[r] == 0);
+      }
     }
   }
 }

@@ -50,6 +50,15 @@ TEST_CASE("EP over CUDA IPC: the shared expert in the routed launch equals the s
   check_group(g, "ipc, shared expert fused");
 }
 
+TEST_CASE("EP over CUDA IPC: the clean-and-barrier handoff equals the single-rank layer") {
+  EpProcessGroup g;
+  g.memory = EpProcessMemory::kCudaIpc;
+  g.ranks = 2;
+  g.steps = 4;
+  g.placement = "clean";
+  check_group(g, "ipc, clean pass and barrier");
+}
+
 TEST_CASE("EP over CUDA IPC: a rank process that never steps ends its peer's step in an error") {
   EpProcessGroup g;
   g.memory = EpProcessMemory::kCudaIpc;

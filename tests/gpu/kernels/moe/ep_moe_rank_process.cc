@@ -140,6 +140,11 @@ TEST_CASE("EP rank process (started by the multi-process tests)", "[.ep_rank_pro
   if (g_placement == "fused") {
     ep->set_shared_expert_launch(kernels::SharedExpertLaunch::kWithRouted);
   }
+  // "clean": one stream, one receive buffer set cleaned after each combine, then a barrier (the
+  // baseline as the standard pipeline hands off between steps).
+  if (g_placement == "clean") {
+    ep->set_step_handoff(kernels::EpStepHandoff::kCleanAndBarrier);
+  }
   auto single = kernels::MoeLayerSequential::create(f.config, c.tokens);
   REQUIRE(single.ok());
 
@@ -214,9 +219,9 @@ TEST_CASE("EP rank process (started by the multi-process tests)", "[.ep_rank_pro
     std::printf(
         "ep rank %d of %d step %d (%s placement): %d tokens, bit-equal %d, rel_l2 %.3e%s%s\n", rank,
         ranks, step,
-        split                    ? "split"
-        : g_placement == "fused" ? "fused"
-                                 : "one-stream",
+        split                                              ? "split"
+        : g_placement == "fused" || g_placement == "clean" ? g_placement.c_str()
+                                                           : "one-stream",
         t, equal ? 1 : 0, ref_error,
         differing.empty() ? "" : ", differing tokens:", differing.c_str());
   }

@@ -35,8 +35,9 @@ struct EpProcessGroup {
   int absent_rank = -1;
   int timeout_ms = 30000;
   // Where each step's kernels go: "alternate" (even steps on one stream, odd steps split over
-  // compute, comm and side streams as GC-MoE places them), "one-stream", "split" or "fused" (one
-  // stream, the shared expert's rows in the routed launch).
+  // compute, comm and side streams as GC-MoE places them), "one-stream", "split", "fused" (one
+  // stream, the shared expert's rows in the routed launch) or "clean" (one stream, one receive
+  // buffer set cleaned after each step, then a barrier: EpStepHandoff::kCleanAndBarrier).
   std::string placement = "alternate";
 };
 

@@ -32,6 +32,7 @@ std::vector<Span> spans_of(EpSymmetricLayout const& l, MoeLayerConfig const& c, 
     spans.push_back({l.count_flags[p], r * 4});
   }
   spans.push_back({l.done_flags, r * 4});
+  spans.push_back({l.barrier_flags, r * 4});
   spans.push_back({l.y, cap * h * 2});
   return spans;
 }

@@ -12,6 +12,7 @@ TEST_CASE("Wait sites are named in a fixed order, unknown bits in hex") {
   CHECK(wait_sites_to_string(kWaitDone | kWaitCounts) == "counts, done");
   CHECK(wait_sites_to_string(kWaitRows | kWaitLayout | kWaitCounts | kWaitDone) ==
         "rows, layout, counts, done");
+  CHECK(wait_sites_to_string(kWaitBarrier | kWaitRows) == "rows, barrier");
   CHECK(wait_sites_to_string(kWaitCounts | 0x40u) == "counts, other (0x40)");
 }
 
