@@ -14,8 +14,9 @@
 // the shared expert's rows in the routed launch (faster on one stream at decode sizes); 3 the
 // sequential baseline as issue 6 describes the standard pipeline: variant 0 with one receive
 // buffer set, cleaned after the combine, and a barrier across ranks between replays
-// (EpStepHandoff::kCleanAndBarrier). "speedup" is over the fastest of 0, 2, 3 that ran;
-// "vs_clean" over variant 3.
+// (EpStepHandoff::kCleanAndBarrier); 4 (opt-in ablation, JSON only) GC-MoE with the shared
+// expert's rows in the routed launch. "speedup" is variant 1 over the fastest of 0, 2, 3 that
+// ran; "vs_clean" over variant 3.
 //
 // Usage: bench_ep_multi_gpu [--out FILE] [--reps 50] [--commit SHA] [--comm 16] [--tokens 1,4,..]
 //                           [--variants 0,1,2,3] [--timeout-ms 2000]
@@ -206,17 +207,19 @@ Status run(Options const& options) {
   for (int const tokens : options.tokens) {
     // 0: sequential, shared expert in its own launches; 1: GC-MoE; 2: sequential, shared expert
     // in the routed launch (the baseline's faster placement on one GPU at decode sizes).
-    double us[4] = {0.0, 0.0, 0.0, 0.0};
+    double us[5] = {0.0, 0.0, 0.0, 0.0, 0.0};
     for (int const gc : options.variants) {
       for (std::size_t r = 0; r < gpus.size(); ++r) {
         Gpu& g = gpus[r];
         GCMOE_CHECK_CUDA(cudaSetDevice(g.device));
         ranks[r].set_step_handoff(gc == 3 ? kernels::EpStepHandoff::kCleanAndBarrier
                                           : kernels::EpStepHandoff::kDoubleBuffered);
-        ranks[r].set_shared_expert_launch(gc == 2 ? kernels::SharedExpertLaunch::kWithRouted
-                                                  : kernels::SharedExpertLaunch::kSeparate);
+        bool const split = gc == 1 || gc == 4;
+        ranks[r].set_shared_expert_launch(gc == 2 || gc == 4
+                                              ? kernels::SharedExpertLaunch::kWithRouted
+                                              : kernels::SharedExpertLaunch::kSeparate);
         kernels::EpMoeRank::Streams streams;
-        if (gc == 1) {
+        if (split) {
           streams.compute = reinterpret_cast<cudaStream_t>(g.partition.compute().stream());
           streams.comm = reinterpret_cast<cudaStream_t>(g.partition.comm().stream());
           streams.side = reinterpret_cast<cudaStream_t>(g.partition.compute().side_stream());
@@ -233,11 +236,11 @@ Status run(Options const& options) {
                                  }));
         }
       }
-      auto timed = time_replays(gpus, ranks, options.reps, gc == 1);
+      auto timed = time_replays(gpus, ranks, options.reps, gc == 1 || gc == 4);
       if (!timed.ok()) {
-        char const* const names[] = {"sequential (shared separate)", "GC-MoE",
-                                     "sequential (shared fused)",
-                                     "sequential (clean pass and barrier)"};
+        char const* const names[] = {
+            "sequential (shared separate)", "GC-MoE", "sequential (shared fused)",
+            "sequential (clean pass and barrier)", "GC-MoE (shared fused)"};
         return Status(timed.status().code(), fmt::format("{} tokens per rank, {}: {}", tokens,
                                                          names[gc], timed.status().message()));
       }
@@ -283,6 +286,7 @@ Status run(Options const& options) {
                       {"sequential_shared_separate_us", us[0]},
                       {"sequential_shared_fused_us", us[2]},
                       {"sequential_clean_barrier_us", us[3]},
+                      {"gc_moe_shared_fused_us", us[4]},
                       {"sequential_us", sequential},
                       {"gc_moe_us", us[1]},
                       {"speedup_over_sequential", over_gc(sequential)},
@@ -316,9 +320,9 @@ int main(int argc, char** argv) {
   app.add_option("--comm", options.comm_sms, "comm partition SMs")->check(CLI::Range(1, 64));
   app.add_option("--variants", options.variants,
                  "0 sequential (shared separate), 1 GC-MoE, 2 sequential (shared fused), "
-                 "3 sequential (clean pass and barrier)")
+                 "3 sequential (clean pass and barrier), 4 GC-MoE (shared fused; ablation)")
       ->delimiter(',')
-      ->check(CLI::Range(0, 3));
+      ->check(CLI::Range(0, 4));
   app.add_option("--timeout-ms", options.timeout_ms, "a rank's wait for a peer (ms)")
       ->check(CLI::Range(1, 600000));
   app.add_option("--tokens", options.tokens, "tokens per rank (list)")

@@ -32,8 +32,9 @@ class GreenContext {
   CUcontext context() const { return context_; }
   int sm_count() const { return sm_count_; }
   // Waits for the work queued on both streams. cudaDeviceSynchronize is not enough: on the GPU
-  // machine's driver (580) it returned while a green-context stream's kernel still ran (the gpu
-  // test "synchronizing a partition waits for its streams' work" measures it each run).
+  // machine's driver (580) it returned while a graph launched on one green context's stream still
+  // ran a kernel node captured from the other's (GC-MoE's replay shape; the gpu test
+  // "synchronizing a partition waits for its streams' work" prints it each run).
   Status synchronize() const;
 
  private:
