@@ -2,27 +2,14 @@
 
 #include "bench/common/device_fill.h"
 #include "engine/common/check.h"
-#include "kernels/moe/fp8_expert_wgmma_layout.h"
+#include "engine/common/cuda_check.h"
+#include "kernels/moe/mxfp4_expert_wgmma_layout.h"
+#include "kernels/moe/packed_expert_sections.h"
 
 namespace gcmoe::bench {
-namespace {
-
-std::int64_t align_up(std::int64_t v) {
-  return (v + 255) / 256 * 256;
-}
-
-}  // namespace
 
 kernels::PackedExpertSections sections(ModelShape const& m) {
-  using kernels::PackedExpertSections;
-  PackedExpertSections s;
-  std::int64_t const l1_cells = (m.inter / 32) * (m.hidden / 128);
-  std::int64_t const l2_cells = (m.hidden / 64) * (m.inter / 128);
-  s.l1_scales = align_up(l1_cells * kernels::kWgmmaChunkBytes);
-  s.l2_codes = s.l1_scales + align_up(l1_cells * 8);
-  s.l2_scales = s.l2_codes + align_up(l2_cells * kernels::kWgmmaChunkBytes);
-  s.stride = s.l2_scales + align_up(l2_cells * 8);
-  return s;
+  return kernels::packed_expert_sections(m.format, m.hidden, m.inter);
 }
 
 // Random e4m3 codes with scale sections of plausible f32 scale_inv values.
@@ -37,6 +24,47 @@ Status fill_experts(std::uint8_t* base, int experts, kernels::PackedExpertSectio
     GCMOE_RETURN_IF_ERROR(fill_random_floats(reinterpret_cast<float*>(expert + s.l2_scales),
                                              (s.stride - s.l2_scales) / 4, 1e-4f, 3e-4f,
                                              seed + 2 * e + 2, stream));
+  }
+  return Status();
+}
+
+std::vector<std::uint32_t> mxfp4_scale_images(std::int64_t images, bool wide,
+                                              std::mt19937_64& rng) {
+  constexpr std::uint32_t kMax = 120;
+  std::vector<std::uint32_t> words(static_cast<std::size_t>(images * kernels::kMxScaleImageWords),
+                                   0);
+  std::uniform_int_distribution<int> spread(0, 3);
+  for (std::int64_t i = 0; i < images; ++i) {
+    std::uint32_t* const image = words.data() + i * kernels::kMxScaleImageWords;
+    for (int r = 0; r < kernels::kMxFlagWord; ++r) {
+      std::uint8_t bytes[4];
+      std::uint32_t raw = 0;
+      for (int s = 0; s < 4; ++s) {
+        bytes[s] = static_cast<std::uint8_t>(kMax - (s == 0 ? 0 : spread(rng)));
+        raw |= static_cast<std::uint32_t>(bytes[s]) << (8 * s);
+      }
+      image[r] = wide ? raw : kernels::mxfp4_wgmma_narrow_scale_word(bytes);
+    }
+    image[kernels::kMxFlagWord] = wide ? 1u : 0u;
+  }
+  return words;
+}
+
+Status fill_mxfp4_experts(std::uint8_t* base, int experts, kernels::PackedExpertSections const& s,
+                          int hidden, int inter, std::uint64_t seed, cudaStream_t stream) {
+  GCMOE_RETURN_IF_ERROR(fill_random_e4m3(base, experts * s.stride, seed, stream));
+  GCMOE_CHECK_CUDA(cudaStreamSynchronize(stream));
+  std::mt19937_64 rng(seed + 1);
+  std::int64_t const l1_images = std::int64_t{inter / 32} * (hidden / 128);
+  std::int64_t const l2_images = std::int64_t{hidden / 64} * (inter / 128);
+  std::vector<std::uint32_t> const l1 = mxfp4_scale_images(l1_images, false, rng);
+  std::vector<std::uint32_t> const l2 = mxfp4_scale_images(l2_images, false, rng);
+  for (int e = 0; e < experts; ++e) {
+    std::uint8_t* const expert = base + e * s.stride;
+    GCMOE_CHECK_CUDA(
+        cudaMemcpy(expert + s.l1_scales, l1.data(), l1.size() * 4, cudaMemcpyHostToDevice));
+    GCMOE_CHECK_CUDA(
+        cudaMemcpy(expert + s.l2_scales, l2.data(), l2.size() * 4, cudaMemcpyHostToDevice));
   }
   return Status();
 }

@@ -1,10 +1,14 @@
 #pragma once
 // Random MoE-layer weights at a real model's shape for the layer benchmarks: the router, and
-// E (+ 1 shared) experts packed in the WGMMA layout with plausible f32 scale_inv sections.
+// E (+ 1 shared) experts packed in the WGMMA layouts — FP8 with plausible f32 scale_inv sections,
+// or MXFP4 with checkpoint-like scale images (routed experts of DeepSeek V4.1, whose shared expert
+// stays FP8).
 
 #include <cuda_runtime.h>
 
 #include <cstdint>
+#include <random>
+#include <vector>
 
 #include "engine/common/status.h"
 #include "kernels/moe/moe_layer_ref.h"
@@ -16,6 +20,7 @@ struct ModelShape {
   char const* name;
   kernels::MoeFamily family;
   int hidden, inter, experts, top_k;
+  kernels::ExpertWeightFormat format;  // of the routed experts; the shared expert is FP8
   char const* expert_format;
 };
 
@@ -25,6 +30,7 @@ inline constexpr ModelShape kGlm52{"glm5.2",
                                    2048,
                                    256,
                                    8,
+                                   kernels::ExpertWeightFormat::kFp8Block128,
                                    "fp8 e4m3, 128x128 f32 scales (the release's format)"};
 inline constexpr ModelShape kDeepseekV41{"deepseek-v4.1",
                                          kernels::MoeFamily::kDeepseekV41,
@@ -32,13 +38,25 @@ inline constexpr ModelShape kDeepseekV41{"deepseek-v4.1",
                                          2304,
                                          384,
                                          6,
-                                         "fp8 e4m3, 128x128 f32 scales, standing in for MXFP4"};
+                                         kernels::ExpertWeightFormat::kMxfp4,
+                                         "routed mxfp4 (e2m1, e8m0 per 32), shared fp8 e4m3 with "
+                                         "128x128 f32 scales (the release's formats)"};
 
-// One packed expert's sections (fp8_expert_wgmma_layout.h), 256-byte aligned.
+// One packed routed expert's sections in the shape's format (packed_expert_sections.h).
 kernels::PackedExpertSections sections(ModelShape const& m);
 
 // Random e4m3 codes with scale sections of plausible f32 scale_inv values.
 Status fill_experts(std::uint8_t* base, int experts, kernels::PackedExpertSections const& s,
                     std::uint64_t seed, cudaStream_t stream);
+
+// `images` MXFP4 scale images (mxfp4_expert_wgmma_layout.h): every row's four e8m0 bytes at most
+// 120 and within 3 exponents of each other (as a quantized std-0.02 weight gives), as narrow
+// words, or the same bytes flagged wide.
+std::vector<std::uint32_t> mxfp4_scale_images(std::int64_t images, bool wide, std::mt19937_64& rng);
+
+// Random e2m1 codes (any byte is a valid pair) with narrow scale images, the same for every
+// expert. Returns after the data is in place.
+Status fill_mxfp4_experts(std::uint8_t* base, int experts, kernels::PackedExpertSections const& s,
+                          int hidden, int inter, std::uint64_t seed, cudaStream_t stream);
 
 }  // namespace gcmoe::bench

@@ -3,9 +3,9 @@
 // partition as concurrent graph roots joined by token-ring flags, L2 overlapping L1's tail)
 // against the sequential baseline (the same kernels on one stream over the whole device), in the
 // same run, with a sweep of the comm partition's size. Shapes: GLM-5.2 (H 6144, I 2048, 256
-// experts, top-8) and DeepSeek-V4.1-Flash (H 5120, I 2304, 384 experts, top-6) — the latter with
-// FP8 experts standing in for its MXFP4 ones (the MXFP4 GEMM is issue 5's open part), so its bytes
-// and floor are the FP8 ones; each with and without the shared expert.
+// experts, top-8) and DeepSeek-V4.1-Flash (H 5120, I 2304, 384 experts, top-6), each in its
+// release's expert formats (GLM FP8; V4.1 MXFP4 routed experts with an FP8 shared expert, which
+// then runs in launches of its own), each with and without the shared expert.
 //
 // The baseline is timed with the shared expert in the routed experts' launches and in launches of
 // its own (the same without a shared expert); the faster is "sequential". Time: median over reps of
@@ -38,8 +38,8 @@
 #include "bench/common/moe_layer_weights.h"
 #include "engine/backends/cuda/device_buffer.h"
 #include "engine/common/cuda_check.h"
-#include "kernels/moe/fp8_expert_wgmma_layout.h"
 #include "kernels/moe/gc_moe_layer.h"
+#include "kernels/moe/packed_expert_sections.h"
 
 namespace gcmoe::bench {
 namespace {
@@ -96,14 +96,25 @@ StatusOr<double> time_gc_layer(kernels::GcMoeLayer& layer,
 StatusOr<nlohmann::json> run_model(ModelShape const& m, Options const& options, double ceiling_gbps,
                                    cudaStream_t stream) {
   PackedExpertSections const s = sections(m);
-  // The routed experts, then the shared expert as expert m.experts.
-  GCMOE_ASSIGN_OR_RETURN(auto experts,
-                         DeviceBuffer<std::uint8_t>::allocate((m.experts + 1) * s.stride));
+  // The routed experts, then the shared expert as expert m.experts — or, with MXFP4 routed
+  // experts, the FP8 shared expert in a buffer of its own.
+  bool const apart = m.format == kernels::ExpertWeightFormat::kMxfp4;
+  PackedExpertSections const shared_s = kernels::fp8_expert_sections(m.hidden, m.inter);
+  GCMOE_ASSIGN_OR_RETURN(
+      auto experts, DeviceBuffer<std::uint8_t>::allocate((m.experts + (apart ? 0 : 1)) * s.stride));
+  GCMOE_ASSIGN_OR_RETURN(auto shared_expert,
+                         DeviceBuffer<std::uint8_t>::allocate(apart ? shared_s.stride : 1));
   GCMOE_ASSIGN_OR_RETURN(auto gate, DeviceBuffer<float>::allocate(m.experts * m.hidden));
   GCMOE_ASSIGN_OR_RETURN(auto bias, DeviceBuffer<float>::allocate(m.experts));
   GCMOE_ASSIGN_OR_RETURN(auto x, DeviceBuffer<float>::allocate(kMaxTokens * m.hidden));
   GCMOE_ASSIGN_OR_RETURN(auto out, DeviceBuffer<float>::allocate(kMaxTokens * m.hidden));
-  GCMOE_RETURN_IF_ERROR(fill_experts(experts.data(), m.experts + 1, s, 11, stream));
+  if (apart) {
+    GCMOE_RETURN_IF_ERROR(
+        fill_mxfp4_experts(experts.data(), m.experts, s, m.hidden, m.inter, 11, stream));
+    GCMOE_RETURN_IF_ERROR(fill_experts(shared_expert.data(), 1, shared_s, 12, stream));
+  } else {
+    GCMOE_RETURN_IF_ERROR(fill_experts(experts.data(), m.experts + 1, s, 11, stream));
+  }
   GCMOE_RETURN_IF_ERROR(
       fill_random_floats(gate.data(), m.experts * m.hidden, -0.02f, 0.02f, 7, stream));
   GCMOE_RETURN_IF_ERROR(fill_random_floats(bias.data(), m.experts, -0.01f, 0.01f, 8, stream));
@@ -137,19 +148,24 @@ StatusOr<nlohmann::json> run_model(ModelShape const& m, Options const& options, 
     layers.push_back(std::make_unique<kernels::GcMoeLayer>(std::move(layer)));
   }
   double const expert_bytes = static_cast<double>(s.stride);
+  double const shared_bytes = static_cast<double>(apart ? shared_s.stride : s.stride);
   double const router_bytes = 4.0 * m.experts * m.hidden;
-  fmt::print("== {} (experts: {}), {:.2f} MB per expert\n", m.name, m.expert_format,
-             expert_bytes / 1e6);
+  fmt::print("== {} (experts: {}), {:.2f} MB per routed expert, {:.2f} MB shared\n", m.name,
+             m.expert_format, expert_bytes / 1e6, shared_bytes / 1e6);
   nlohmann::json points = nlohmann::json::array();
   nlohmann::json plans = nlohmann::json::object();
   for (bool const shared : {true, false}) {
     std::vector<kernels::GcPartitionMeasurement> measured;
     std::size_t const first_point = points.size();
-    kernels::MoeLayerDeviceWeights const weights{.gate_weight = gate.data(),
-                                                 .bias = bias.data(),
-                                                 .experts = experts.data(),
-                                                 .sections = s,
-                                                 .has_shared = shared};
+    kernels::MoeLayerDeviceWeights const weights{
+        .gate_weight = gate.data(),
+        .bias = bias.data(),
+        .experts = experts.data(),
+        .sections = s,
+        .has_shared = shared,
+        .format = m.format,
+        .shared_expert = apart ? shared_expert.data() : nullptr,
+        .shared_sections = apart ? shared_s : PackedExpertSections{}};
     fmt::print("{} {:>4} {:>7} {:>9} {:>9}", shared ? "shared " : "routed ", "T", "experts",
                "floor_us", "seq_us");
     for (int const sms : comm_sms) {
@@ -164,14 +180,20 @@ StatusOr<nlohmann::json> run_model(ModelShape const& m, Options const& options, 
         continue;
       }
       kernels::MoeLayerSequential& steps = layers.front()->steps();
-      GCMOE_RETURN_IF_ERROR(steps.run(weights, x.data(), tokens, out.data(), stream));
+      // (The shared expert in its own launches: the placement every weight format can run.)
+      GCMOE_RETURN_IF_ERROR(steps.run(weights, x.data(), tokens, out.data(), stream,
+                                      kernels::SharedExpertLaunch::kSeparate));
       GCMOE_ASSIGN_OR_RETURN(std::size_t const touched,
                              touched_experts(steps, tokens, m.top_k, stream));
-      // The baseline at its best: the shared expert in the routed launches or in its own.
+      // The baseline at its best: the shared expert in the routed launches or in its own (only
+      // the latter when it is packed apart).
       std::vector<double> seq_variants;
       for (auto const placement :
            {kernels::SharedExpertLaunch::kWithRouted, kernels::SharedExpertLaunch::kSeparate}) {
         if (!shared && placement == kernels::SharedExpertLaunch::kSeparate) {
+          continue;
+        }
+        if (shared && apart && placement == kernels::SharedExpertLaunch::kWithRouted) {
           continue;
         }
         GCMOE_ASSIGN_OR_RETURN(cuda::Graph const sequential,
@@ -194,8 +216,8 @@ StatusOr<nlohmann::json> run_model(ModelShape const& m, Options const& options, 
         gc_us.push_back(us);
       }
       double const seq = seq_us / options.layers;
-      double const bytes =
-          (static_cast<double>(touched) + (shared ? 1.0 : 0.0)) * expert_bytes + router_bytes;
+      double const bytes = static_cast<double>(touched) * expert_bytes +
+                           (shared ? shared_bytes : 0.0) + router_bytes;
       double const floor_us = bytes / (ceiling_gbps * 1e9) * 1e6;
       std::size_t best = 0;
       for (std::size_t i = 1; i < gc_us.size(); ++i) {
@@ -280,6 +302,7 @@ StatusOr<nlohmann::json> run_model(ModelShape const& m, Options const& options, 
                           {"shared_intermediate", m.inter}}},
                         {"expert_format", m.expert_format},
                         {"bytes_per_expert", expert_bytes},
+                        {"bytes_per_shared_expert", shared_bytes},
                         {"points", points}};
 }
 

@@ -29,6 +29,7 @@
 
 #include "bench/common/device_fill.h"
 #include "bench/common/gpu_timing.h"
+#include "bench/common/moe_layer_weights.h"
 #include "engine/backends/cuda/device_buffer.h"
 #include "engine/common/cuda_check.h"
 #include "kernels/moe/mxfp4_expert_wgmma.h"
@@ -100,29 +101,6 @@ struct Weights {
   }
 };
 
-// One expert's scale images, repeated for every expert: narrow words (E around 2^-7, ratios
-// within 3 exponents, as a quantized std-0.02 weight gives) or the same bytes flagged wide.
-std::vector<std::uint32_t> scale_images(std::int64_t images, bool wide, std::mt19937_64& rng) {
-  constexpr std::uint32_t kMax = 120;
-  std::vector<std::uint32_t> words(static_cast<std::size_t>(images * kernels::kMxScaleImageWords),
-                                   0);
-  std::uniform_int_distribution<int> spread(0, 3);
-  for (std::int64_t i = 0; i < images; ++i) {
-    std::uint32_t* const image = words.data() + i * kernels::kMxScaleImageWords;
-    for (int r = 0; r < kernels::kMxFlagWord; ++r) {
-      std::uint8_t bytes[4];
-      std::uint32_t raw = 0;
-      for (int s = 0; s < 4; ++s) {
-        bytes[s] = static_cast<std::uint8_t>(kMax - (s == 0 ? 0 : spread(rng)));
-        raw |= static_cast<std::uint32_t>(bytes[s]) << (8 * s);
-      }
-      image[r] = wide ? raw : kernels::mxfp4_wgmma_narrow_scale_word(bytes);
-    }
-    image[kernels::kMxFlagWord] = wide ? 1u : 0u;
-  }
-  return words;
-}
-
 StatusOr<DeviceBuffer<std::uint32_t>> upload_repeated(std::vector<std::uint32_t> const& one) {
   GCMOE_ASSIGN_OR_RETURN(auto buffer, DeviceBuffer<std::uint32_t>::allocate(one.size() * kExperts));
   for (int e = 0; e < kExperts; ++e) {
@@ -142,10 +120,10 @@ StatusOr<Weights> make_weights(cudaStream_t stream) {
   GCMOE_RETURN_IF_ERROR(
       fill_random_e4m3(w.l2.data(), static_cast<std::int64_t>(w.l2.size()), 2, stream));
   std::mt19937_64 rng(3);
-  GCMOE_ASSIGN_OR_RETURN(w.l1_scales, upload_repeated(scale_images(w.l1_images, false, rng)));
-  GCMOE_ASSIGN_OR_RETURN(w.l2_scales, upload_repeated(scale_images(w.l2_images, false, rng)));
-  GCMOE_ASSIGN_OR_RETURN(w.l1_wide, upload_repeated(scale_images(w.l1_images, true, rng)));
-  GCMOE_ASSIGN_OR_RETURN(w.l2_wide, upload_repeated(scale_images(w.l2_images, true, rng)));
+  GCMOE_ASSIGN_OR_RETURN(w.l1_scales, upload_repeated(mxfp4_scale_images(w.l1_images, false, rng)));
+  GCMOE_ASSIGN_OR_RETURN(w.l2_scales, upload_repeated(mxfp4_scale_images(w.l2_images, false, rng)));
+  GCMOE_ASSIGN_OR_RETURN(w.l1_wide, upload_repeated(mxfp4_scale_images(w.l1_images, true, rng)));
+  GCMOE_ASSIGN_OR_RETURN(w.l2_wide, upload_repeated(mxfp4_scale_images(w.l2_images, true, rng)));
   GCMOE_CHECK_CUDA(cudaStreamSynchronize(stream));
   return w;
 }

@@ -10,6 +10,7 @@
 #include "kernels/moe/expert_rows_hint.h"
 #include "kernels/moe/fp8_expert_wgmma.h"
 #include "kernels/moe/moe_local_dispatch.h"
+#include "kernels/moe/mxfp4_expert_wgmma.h"
 #include "kernels/moe/wait_sites.h"
 
 namespace gcmoe::kernels {
@@ -46,6 +47,7 @@ StatusOr<EpMoeRank> EpMoeRank::create(MoeLayerConfig const& config, int max_toke
   GCMOE_RETURN_IF_ERROR(preload_ep_dispatch());
   GCMOE_RETURN_IF_ERROR(preload_local_dispatch());
   GCMOE_RETURN_IF_ERROR(preload_fp8_expert_wgmma());
+  GCMOE_RETURN_IF_ERROR(preload_mxfp4_expert_wgmma());
   EpMoeRank r;
   r.config_ = config;
   r.ranks_ = ranks;
@@ -185,7 +187,8 @@ Status EpMoeRank::experts(MoeLayerDeviceWeights const& weights, cudaStream_t str
       .h_scales = h_scales_.data(),
       .y = own.y,
       .ready_rows = own.row_flags[parity_]};
-  GCMOE_RETURN_IF_ERROR(launch_expert_ffn(config_, weights, rows, select, &s, stream));
+  GCMOE_RETURN_IF_ERROR(
+      launch_expert_ffn(config_, routed_experts(weights), rows, select, &s, stream));
   return ep_signal_done(step(), stream);
 }
 
@@ -222,6 +225,7 @@ Status EpMoeRank::combine(MoeLayerDeviceWeights const& weights, int num_tokens, 
 
 Status EpMoeRank::enqueue_step(MoeLayerDeviceWeights const& weights, float const* x, int num_tokens,
                                float* out, Streams const& s) {
+  GCMOE_RETURN_IF_ERROR(check_shared_launch(weights, shared_launch_));
   begin_step();
   auto const fork = cuda::order_after;
   GCMOE_RETURN_IF_ERROR(fork(s.fork, s.compute, s.comm));

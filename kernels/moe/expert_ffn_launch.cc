@@ -2,6 +2,7 @@
 
 #include "engine/common/check.h"
 #include "kernels/moe/fp8_expert_wgmma.h"
+#include "kernels/moe/mxfp4_expert_wgmma.h"
 
 namespace gcmoe::kernels {
 
@@ -16,12 +17,47 @@ RequantScale requant_of(formats::ActivationRecipe recipe) {
   return RequantScale::kAmaxOver448;
 }
 
-Status launch_expert_ffn(MoeLayerConfig const& c, MoeLayerDeviceWeights const& weights,
+ExpertSet routed_experts(MoeLayerDeviceWeights const& weights) {
+  return {.format = weights.format, .base = weights.experts, .sections = weights.sections};
+}
+
+SharedExpertSlot shared_expert_slot(MoeLayerDeviceWeights const& weights, int routed) {
+  if (weights.shared_expert != nullptr) {
+    return {.set = {.format = ExpertWeightFormat::kFp8Block128,
+                    .base = weights.shared_expert,
+                    .sections = weights.shared_sections},
+            .index = 0};
+  }
+  return {.set = routed_experts(weights),
+          .index = weights.shared_index >= 0 ? weights.shared_index : routed};
+}
+
+Status check_shared_launch(MoeLayerDeviceWeights const& weights, SharedExpertLaunch shared) {
+  GCMOE_CHECK_ARG(
+      !weights.has_shared || shared == SharedExpertLaunch::kSeparate ||
+          weights.shared_expert == nullptr,
+      "the shared expert is packed apart from the routed experts ({}): it runs in "
+      "launches of its own (SharedExpertLaunch::kSeparate), not in the routed launch",
+      weights.format == ExpertWeightFormat::kMxfp4 ? "MXFP4 routed, FP8 shared" : "FP8");
+  GCMOE_CHECK_ARG(weights.format == ExpertWeightFormat::kFp8Block128 || !weights.has_shared ||
+                      weights.shared_expert != nullptr,
+                  "MXFP4 routed experts need the shared expert packed apart in FP8 "
+                  "(MoeLayerDeviceWeights::shared_expert)");
+  return Status();
+}
+
+Status launch_expert_ffn(MoeLayerConfig const& c, ExpertSet const& experts,
                          ExpertFfnRows const& rows, Fp8ExpertGemmArgs const& select,
                          MoeLayerSync const* sync, cudaStream_t stream) {
   GCMOE_CHECK_ARG(sync == nullptr || rows.ready_rows != nullptr,
                   "expert ffn: readiness needs the rows' flags");
-  PackedExpertSections const& sections = weights.sections;
+  bool const mxfp4 = experts.format == ExpertWeightFormat::kMxfp4;
+  GCMOE_CHECK_ARG(!mxfp4 || select.fixed_expert < 0,
+                  "expert ffn: MXFP4 experts run from expert segments, not a fixed expert");
+  PackedExpertSections const& sections = experts.sections;
+  auto const launch = [&](Fp8ExpertGemmArgs const& args) {
+    return mxfp4 ? launch_mxfp4_expert_wgmma(args, stream) : launch_fp8_expert_wgmma(args, stream);
+  };
   Fp8ExpertGemmArgs l1;
   l1.expert_offsets = select.expert_offsets;
   l1.active_experts = select.active_experts;
@@ -31,8 +67,8 @@ Status launch_expert_ffn(MoeLayerConfig const& c, MoeLayerDeviceWeights const& w
   l1.fixed_expert = select.fixed_expert;
   l1.fixed_rows = select.fixed_rows;
   l1.stage = ExpertGemmStage::kGateUp;
-  l1.weights = weights.experts + sections.l1_codes;
-  l1.weight_scales = reinterpret_cast<float const*>(weights.experts + sections.l1_scales);
+  l1.weights = experts.base + sections.l1_codes;
+  l1.weight_scales = reinterpret_cast<float const*>(experts.base + sections.l1_scales);
   l1.weight_stride = sections.stride;
   l1.scale_stride = sections.stride / static_cast<std::int64_t>(sizeof(float));
   l1.tiles = c.intermediate / 8;
@@ -51,13 +87,13 @@ Status launch_expert_ffn(MoeLayerConfig const& c, MoeLayerDeviceWeights const& w
     l1.error = sync->error;
     l1.ready_timeout_ns = sync->wait_timeout_ns;
     l1.ready_system_scope = sync->system_scope;
-    l1.allow_overlap_next = sync->overlap_down;
+    l1.allow_overlap_next = sync->overlap_down && !mxfp4;
   }
-  GCMOE_RETURN_IF_ERROR(launch_fp8_expert_wgmma(l1, stream));
+  GCMOE_RETURN_IF_ERROR(launch(l1));
   Fp8ExpertGemmArgs l2 = l1;
   l2.stage = ExpertGemmStage::kDown;
-  l2.weights = weights.experts + sections.l2_codes;
-  l2.weight_scales = reinterpret_cast<float const*>(weights.experts + sections.l2_scales);
+  l2.weights = experts.base + sections.l2_codes;
+  l2.weight_scales = reinterpret_cast<float const*>(experts.base + sections.l2_scales);
   l2.tiles = c.hidden / 16;
   l2.chunks = c.intermediate / 128;
   l2.x = rows.h;
@@ -70,8 +106,8 @@ Status launch_expert_ffn(MoeLayerConfig const& c, MoeLayerDeviceWeights const& w
   l2.ready_blocks = nullptr;
   l2.ready_epoch_device = nullptr;
   l2.allow_overlap_next = false;
-  l2.overlap_previous = sync != nullptr && sync->overlap_down;
-  return launch_fp8_expert_wgmma(l2, stream);
+  l2.overlap_previous = sync != nullptr && sync->overlap_down && !mxfp4;
+  return launch(l2);
 }
 
 }  // namespace gcmoe::kernels

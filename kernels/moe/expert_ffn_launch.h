@@ -28,9 +28,26 @@ struct ExpertFfnRows {
   int const* ready_rows = nullptr;       // with sync: per-row epoch flags L1 acquires
 };
 
+// Packed experts of one format: expert i at base + i · sections.stride.
+struct ExpertSet {
+  ExpertWeightFormat format = ExpertWeightFormat::kFp8Block128;
+  std::uint8_t const* base = nullptr;
+  PackedExpertSections sections;
+};
+
+// The routed experts (index = the layer's or the rank's local expert index).
+ExpertSet routed_experts(MoeLayerDeviceWeights const& weights);
+// The shared expert's set and its index there (`routed`: experts the layer holds, E or E/R).
+struct SharedExpertSlot {
+  ExpertSet set;
+  int index = 0;
+};
+SharedExpertSlot shared_expert_slot(MoeLayerDeviceWeights const& weights, int routed);
+
 // `select` names the experts: expert_offsets / active_experts / num_active / max_active /
-// rows_per_expert_hint, or fixed_expert / fixed_rows; its other fields are ignored.
-Status launch_expert_ffn(MoeLayerConfig const& config, MoeLayerDeviceWeights const& weights,
+// rows_per_expert_hint, or fixed_expert / fixed_rows (FP8 only); its other fields are ignored.
+// MXFP4 runs without programmatic dependent launch (the kernel has none yet).
+Status launch_expert_ffn(MoeLayerConfig const& config, ExpertSet const& experts,
                          ExpertFfnRows const& rows, Fp8ExpertGemmArgs const& select,
                          MoeLayerSync const* sync, cudaStream_t stream);
 

@@ -64,11 +64,13 @@ Status GcMoeLayer::prepare(MoeLayerDeviceWeights const& weights, float const* x,
   cuda::SmPartition const* const partition = partition_of(num_tokens);
   if (partition == nullptr) {
     // No partition for this bucket: the sequential graph over the whole device, the shared
-    // expert placed as the plan says.
+    // expert placed as the plan says (in launches of its own when it is packed apart from the
+    // routed experts: MXFP4 routed, FP8 shared).
     cudaStream_t const whole = whole_device_.get();
-    SharedExpertLaunch const placement = plan_.step(num_tokens).shared_separate
-                                             ? SharedExpertLaunch::kSeparate
-                                             : SharedExpertLaunch::kWithRouted;
+    SharedExpertLaunch const placement =
+        plan_.step(num_tokens).shared_separate || weights.shared_expert != nullptr
+            ? SharedExpertLaunch::kSeparate
+            : SharedExpertLaunch::kWithRouted;
     GCMOE_ASSIGN_OR_RETURN(cuda::Graph graph,
                            sequential_graph(weights, x, out, num_tokens, whole, placement));
     graphs_.emplace(num_tokens, Bucket{weights, x, out, whole, std::move(graph)});

@@ -7,6 +7,7 @@
 #include "kernels/moe/expert_rows_hint.h"
 #include "kernels/moe/fp8_expert_wgmma.h"
 #include "kernels/moe/moe_local_dispatch.h"
+#include "kernels/moe/mxfp4_expert_wgmma.h"
 #include "kernels/moe/routing.h"
 
 namespace gcmoe::kernels {
@@ -65,6 +66,7 @@ StatusOr<MoeLayerSequential> MoeLayerSequential::create(MoeLayerConfig const& co
   GCMOE_RETURN_IF_ERROR(allocate(layer.active_, config.num_experts + 1));
   GCMOE_RETURN_IF_ERROR(allocate(layer.num_active_, 1));
   GCMOE_RETURN_IF_ERROR(preload_fp8_expert_wgmma());
+  GCMOE_RETURN_IF_ERROR(preload_mxfp4_expert_wgmma());
   return layer;
 }
 
@@ -105,6 +107,7 @@ Status MoeLayerSequential::route_and_sort(MoeLayerDeviceWeights const& weights, 
   GCMOE_RETURN_IF_ERROR(check_tokens(num_tokens));
   GCMOE_CHECK_ARG(weights.gate_weight != nullptr && weights.experts != nullptr,
                   "null router or expert weights");
+  GCMOE_RETURN_IF_ERROR(check_shared_launch(weights, shared));
   if (num_tokens == 0) {
     return Status();
   }
@@ -209,8 +212,8 @@ Status MoeLayerSequential::experts_routed(MoeLayerDeviceWeights const& weights, 
   bool const with_shared = weights.has_shared && shared == SharedExpertLaunch::kWithRouted;
   select.max_active = std::min(c.num_experts, num_tokens * c.top_k) + (with_shared ? 1 : 0);
   select.rows_per_expert_hint = routed_rows_hint(num_tokens, c.top_k, c.num_experts);
-  return launch_expert_ffn(c, weights, rows_from(0, c.expert.weight_before_down, sync), select,
-                           sync, stream);
+  return launch_expert_ffn(c, routed_experts(weights),
+                           rows_from(0, c.expert.weight_before_down, sync), select, sync, stream);
 }
 
 Status MoeLayerSequential::experts_shared(MoeLayerDeviceWeights const& weights, int num_tokens,
@@ -221,12 +224,13 @@ Status MoeLayerSequential::experts_shared(MoeLayerDeviceWeights const& weights, 
     return Status();
   }
   std::int64_t const first_row = shared_first_row(num_tokens, SharedExpertLaunch::kSeparate);
+  SharedExpertSlot const slot = shared_expert_slot(weights, config_.num_experts);
   Fp8ExpertGemmArgs select;
-  select.fixed_expert = weights.shared_index >= 0 ? weights.shared_index : config_.num_experts;
+  select.fixed_expert = slot.index;
   select.fixed_rows = num_tokens;
   select.max_active = 1;
   select.rows_per_expert_hint = num_tokens;  // every token
-  return launch_expert_ffn(config_, weights, rows_from(first_row, false, sync), select, sync,
+  return launch_expert_ffn(config_, slot.set, rows_from(first_row, false, sync), select, sync,
                            stream);
 }
 

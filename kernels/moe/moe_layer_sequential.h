@@ -30,6 +30,11 @@ struct PackedExpertSections {
   bool operator==(PackedExpertSections const&) const = default;
 };
 
+// How a layer's routed experts are packed: FP8 e4m3 with 128×128 scales (GLM-5.2;
+// fp8_expert_wgmma_layout.h) or MXFP4 (DeepSeek V4/V4.1; mxfp4_expert_wgmma_layout.h: the sections'
+// scales are the packed scale words).
+enum class ExpertWeightFormat { kFp8Block128, kMxfp4 };
+
 // The shared expert is stored as expert E, right after the E routed ones, and runs in the same
 // GEMM launches as an expert every token is routed to (so it adds rows, not launches).
 struct MoeLayerDeviceWeights {
@@ -41,6 +46,12 @@ struct MoeLayerDeviceWeights {
   // Where the shared expert sits in `experts` when it runs in its own launches; -1: right after
   // the E routed ones. An expert-parallel rank stores only its E/R routed experts, then it.
   int shared_index = -1;
+  ExpertWeightFormat format = ExpertWeightFormat::kFp8Block128;  // of the routed experts
+  // A shared expert packed apart (else null): DeepSeek's checkpoints store it in FP8 while the
+  // routed experts are MXFP4, so with kMxfp4 it is one FP8 expert here with sections of its own,
+  // and it runs in launches of its own only (SharedExpertLaunch::kSeparate).
+  std::uint8_t const* shared_expert = nullptr;
+  PackedExpertSections shared_sections = {};
 
   bool operator==(MoeLayerDeviceWeights const&) const = default;
 };
@@ -50,6 +61,10 @@ struct MoeLayerDeviceWeights {
 // stream beside the routed ones), or in launches of its own (rows at a fixed place; needs no
 // routing, so the GC-MoE graph starts it with the router).
 enum class SharedExpertLaunch { kWithRouted, kSeparate };
+
+// INVALID_ARGUMENT for a placement the weights cannot run: the shared expert in the routed launch
+// needs it in the routed experts' format and buffer.
+Status check_shared_launch(MoeLayerDeviceWeights const& weights, SharedExpertLaunch shared);
 
 // What the GC-MoE operator (gc_moe_layer.h) adds when it places the steps on two partitions:
 // the dispatch publishes each row it stores (ready_rows[row] = *epoch, release), the expert GEMM

@@ -155,7 +155,10 @@ __global__ void __launch_bounds__((kWgs * 4 + 1) * 32, kMinBlocks)
         issue_weights(c);
       }
       if (args.ready_blocks != nullptr) {
-        wait_rows_ready(args, args.ready_epoch, pass, rows, lane);
+        // A replayed graph's epoch lives on the device (the layer's last kernel advances it).
+        int const epoch =
+            args.ready_epoch_device != nullptr ? *args.ready_epoch_device : args.ready_epoch;
+        wait_rows_ready(args, epoch, pass, rows, lane);
       }
       for (int c = 0; c < early; ++c) {
         issue_tokens(c);
@@ -468,11 +471,10 @@ Status launch_mxfp4_expert_wgmma(Fp8ExpertGemmArgs const& args, cudaStream_t str
                       "mxfp4 expert wgmma: I and H must be positive multiples of 128");
   GCMOE_CHECK_ARG_MSG(args.rows_per_expert_hint <= (1 << 20), "mxfp4 expert wgmma: bad hint");
   // Options of the FP8 WGMMA version this kernel does not implement yet: refused, never ignored
-  // (a fixed expert comes without offsets; a device epoch or PDL would be silently wrong).
-  GCMOE_CHECK_ARG_MSG(args.fixed_expert < 0 && args.ready_epoch_device == nullptr &&
-                          !args.overlap_previous && !args.allow_overlap_next,
-                      "mxfp4 expert wgmma: fixed_expert, ready_epoch_device and programmatic "
-                      "dependent launch are not supported (FP8 WGMMA version only)");
+  // (a fixed expert comes without offsets; PDL would be silently wrong).
+  GCMOE_CHECK_ARG_MSG(args.fixed_expert < 0 && !args.overlap_previous && !args.allow_overlap_next,
+                      "mxfp4 expert wgmma: fixed_expert and programmatic dependent launch are not "
+                      "supported (FP8 WGMMA version only)");
   GCMOE_CHECK_ARG_MSG(
       reinterpret_cast<std::uintptr_t>(args.weights) % 16 == 0 && args.weight_stride % 16 == 0 &&
           reinterpret_cast<std::uintptr_t>(args.weight_scales) % 16 == 0 &&

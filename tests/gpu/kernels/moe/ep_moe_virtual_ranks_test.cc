@@ -34,9 +34,11 @@ std::vector<MoeLayerDeviceWeights> rank_weights(testing::MoeLayerFixture const& 
   return weights;
 }
 
-void run_ranks(int ranks, MoeFamily family) {
+void run_ranks(int ranks, MoeFamily family,
+               ExpertWeightFormat format = ExpertWeightFormat::kFp8Block128) {
   testing::MoeLayerCase c;
   c.family = family;
+  c.format = format;
   c.experts = 16;
   c.top_k = family == MoeFamily::kGlm52 ? 8 : 6;
   c.tokens = 12;  // the most any rank brings
@@ -144,6 +146,10 @@ TEST_CASE("EP virtual ranks match the single-rank layer (GLM-5.2)") {
 
 TEST_CASE("EP virtual ranks match the single-rank layer (DeepSeek-V4.1 semantics)") {
   run_ranks(4, MoeFamily::kDeepseekV41);
+}
+
+TEST_CASE("EP virtual ranks match the single-rank layer (DeepSeek-V4.1, MXFP4 routed experts)") {
+  run_ranks(4, MoeFamily::kDeepseekV41, ExpertWeightFormat::kMxfp4);
 }
 
 TEST_CASE("EP: a rank that never arrives ends its peers' step with an error") {

@@ -6,21 +6,20 @@
 #include <type_traits>
 
 #include "engine/formats/fp8_block.h"
+#include "engine/formats/mxfp4.h"
 #include "kernels/moe/fp8_expert_wgmma_layout.h"
+#include "kernels/moe/mxfp4_expert_wgmma_layout.h"
+#include "kernels/moe/packed_expert_sections.h"
 #include "tests/support/catch.h"
 #include "tests/support/device_upload.h"
 
 namespace gcmoe::testing {
 namespace {
 
-using kernels::kWgmmaChunkBytes;
+using kernels::ExpertWeightFormat;
 using kernels::PackedExpertSections;
 
 using cuda::DeviceBuffer;
-
-std::int64_t align_up(std::int64_t v) {
-  return (v + 255) / 256 * 256;
-}
 
 // One expert: dequantized fp32 weights for the reference, packed bytes for the GPU.
 struct Expert {
@@ -48,16 +47,40 @@ std::vector<float> random_fp8_weight(std::int64_t rows, std::int64_t cols, std::
   return dequantized;
 }
 
-PackedExpertSections sections_for(std::int64_t hidden, std::int64_t inter) {
-  PackedExpertSections s;
-  std::int64_t const l1_cells = (inter / 32) * (hidden / 128);
-  std::int64_t const l2_cells = (hidden / 64) * (inter / 128);
-  s.l1_codes = 0;
-  s.l1_scales = align_up(l1_cells * kWgmmaChunkBytes);
-  s.l2_codes = s.l1_scales + align_up(l1_cells * 8);
-  s.l2_scales = s.l2_codes + align_up(l2_cells * kWgmmaChunkBytes);
-  s.stride = s.l2_scales + align_up(l2_cells * 8);
-  return s;
+// An MXFP4 weight as the checkpoint stores it (the DeepSeek recipe on random values), and its
+// dequantized values for the reference.
+std::vector<float> random_mxfp4_weight(std::int64_t rows, std::int64_t cols, std::mt19937_64& rng,
+                                       formats::Mxfp4Weight& q) {
+  std::normal_distribution<float> normal(0.0f, 0.05f);
+  std::vector<float> w(static_cast<std::size_t>(rows * cols));
+  for (auto& v : w) {
+    v = normal(rng);
+  }
+  auto quantized = formats::quantize_mxfp4(w, {rows, cols});
+  REQUIRE(quantized.ok());
+  q = std::move(quantized).value();
+  std::vector<float> dequantized(w.size());
+  REQUIRE(formats::dequantize_mxfp4(q.packed, q.scales, q.dims, dequantized).ok());
+  return dequantized;
+}
+
+Expert make_mxfp4_expert(std::int64_t hidden, std::int64_t inter, std::mt19937_64& rng) {
+  Expert e;
+  formats::Mxfp4Weight gq, uq, dq;
+  e.gate = random_mxfp4_weight(inter, hidden, rng, gq);
+  e.up = random_mxfp4_weight(inter, hidden, rng, uq);
+  e.down = random_mxfp4_weight(hidden, inter, rng, dq);
+  auto l1 = kernels::pack_gate_up_mxfp4_wgmma({gq.dims, gq.packed, gq.scales},
+                                              {uq.dims, uq.packed, uq.scales});
+  auto l2 = kernels::pack_down_mxfp4_wgmma({dq.dims, dq.packed, dq.scales});
+  REQUIRE((l1.ok() && l2.ok()));
+  PackedExpertSections const s = kernels::mxfp4_expert_sections(hidden, inter);
+  e.packed.assign(static_cast<std::size_t>(s.stride), 0);
+  std::memcpy(e.packed.data() + s.l1_codes, l1->codes.data(), l1->codes.size());
+  std::memcpy(e.packed.data() + s.l1_scales, l1->scales.data(), l1->scales.size() * 4);
+  std::memcpy(e.packed.data() + s.l2_codes, l2->codes.data(), l2->codes.size());
+  std::memcpy(e.packed.data() + s.l2_scales, l2->scales.data(), l2->scales.size() * 4);
+  return e;
 }
 
 Expert make_expert(std::int64_t hidden, std::int64_t inter, std::mt19937_64& rng) {
@@ -70,7 +93,7 @@ Expert make_expert(std::int64_t hidden, std::int64_t inter, std::mt19937_64& rng
                                         {{inter, hidden}, uq.codes, uq.scale_inv});
   auto l2 = kernels::pack_down_wgmma({{hidden, inter}, dq.codes, dq.scale_inv});
   REQUIRE((l1.ok() && l2.ok()));
-  PackedExpertSections const s = sections_for(hidden, inter);
+  PackedExpertSections const s = kernels::fp8_expert_sections(hidden, inter);
   e.packed.assign(static_cast<std::size_t>(s.stride), 0);
   std::memcpy(e.packed.data() + s.l1_codes, l1->bytes.data(), l1->bytes.size());
   std::memcpy(e.packed.data() + s.l1_scales, l1->scales.data(), l1->scales.size() * 4);
@@ -82,11 +105,16 @@ Expert make_expert(std::int64_t hidden, std::int64_t inter, std::mt19937_64& rng
 }  // namespace
 
 kernels::MoeLayerDeviceWeights MoeLayerFixture::weights() const {
+  bool const apart = c.format == ExpertWeightFormat::kMxfp4;
   return {.gate_weight = gate.data(),
           .bias = bias.data(),
           .experts = experts.data(),
-          .sections = sections_for(c.hidden, c.inter),
-          .has_shared = true};
+          .sections = kernels::packed_expert_sections(c.format, c.hidden, c.inter),
+          .has_shared = true,
+          .format = c.format,
+          .shared_expert = apart ? shared_expert.data() : nullptr,
+          .shared_sections =
+              apart ? kernels::fp8_expert_sections(c.hidden, c.inter) : PackedExpertSections{}};
 }
 
 std::vector<float> MoeLayerFixture::out() const {
@@ -112,7 +140,10 @@ int MoeLayerFixture::selection_mismatches(std::int32_t const* device_topk_ids) c
 }
 
 char const* MoeLayerFixture::family_name() const {
-  return c.family == kernels::MoeFamily::kGlm52 ? "glm5.2" : "deepseek-v4.1";
+  if (c.family == kernels::MoeFamily::kGlm52) {
+    return "glm5.2";
+  }
+  return c.format == ExpertWeightFormat::kMxfp4 ? "deepseek-v4.1 (mxfp4 routed)" : "deepseek-v4.1";
 }
 
 MoeLayerFixture make_moe_layer_fixture(MoeLayerCase const& c) {
@@ -130,14 +161,19 @@ MoeLayerFixture make_moe_layer_fixture(MoeLayerCase const& c) {
   for (auto& v : bias) {
     v = normal(rng) * 0.1f;
   }
+  bool const mxfp4 = c.format == ExpertWeightFormat::kMxfp4;
   std::vector<Expert> experts;
   std::vector<std::uint8_t> packed;
   for (int e = 0; e < c.experts; ++e) {
-    experts.push_back(make_expert(c.hidden, c.inter, rng));
+    experts.push_back(mxfp4 ? make_mxfp4_expert(c.hidden, c.inter, rng)
+                            : make_expert(c.hidden, c.inter, rng));
     packed.insert(packed.end(), experts.back().packed.begin(), experts.back().packed.end());
   }
+  // The shared expert is FP8 in both formats: expert E of the FP8 buffer, or apart.
   Expert const shared = make_expert(c.hidden, c.inter, rng);
-  packed.insert(packed.end(), shared.packed.begin(), shared.packed.end());  // expert E
+  if (!mxfp4) {
+    packed.insert(packed.end(), shared.packed.begin(), shared.packed.end());
+  }
   f.x.resize(static_cast<std::size_t>(c.tokens) * c.hidden);
   for (auto& v : f.x) {
     v = normal(rng);
@@ -167,6 +203,9 @@ MoeLayerFixture make_moe_layer_fixture(MoeLayerCase const& c) {
   f.gate = upload(gate);
   f.bias = upload(bias);
   f.experts = upload(packed);
+  if (mxfp4) {
+    f.shared_expert = upload(shared.packed);
+  }
   f.d_x = upload(f.x);
   auto out = DeviceBuffer<float>::allocate(f.x.size());
   REQUIRE(out.ok());
@@ -188,15 +227,22 @@ RankWeights upload_rank_weights(MoeLayerFixture const& f, int ranks, int rank) {
   RankWeights w;
   copy(w.gate, f.gate.data(), f.gate.size());
   copy(w.bias, f.bias.data(), f.bias.size());
-  auto experts =
-      DeviceBuffer<std::uint8_t>::allocate(static_cast<std::size_t>((local + 1) * stride));
+  // Its E/R routed experts, then the shared one — or the shared one apart (MXFP4 routed).
+  bool const apart = f.shared_expert.size() > 0;
+  auto experts = DeviceBuffer<std::uint8_t>::allocate(
+      static_cast<std::size_t>((local + (apart ? 0 : 1)) * stride));
   REQUIRE(experts.ok());
   w.experts = std::move(experts).value();
   REQUIRE(cudaMemcpy(w.experts.data(), f.experts.data() + rank * local * stride,
                      static_cast<std::size_t>(local * stride), cudaMemcpyDefault) == cudaSuccess);
-  REQUIRE(cudaMemcpy(w.experts.data() + local * stride, f.experts.data() + f.c.experts * stride,
-                     static_cast<std::size_t>(stride), cudaMemcpyDefault) == cudaSuccess);
   w.weights = f.weights();
+  if (apart) {
+    copy(w.shared_expert, f.shared_expert.data(), f.shared_expert.size());
+    w.weights.shared_expert = w.shared_expert.data();
+  } else {
+    REQUIRE(cudaMemcpy(w.experts.data() + local * stride, f.experts.data() + f.c.experts * stride,
+                       static_cast<std::size_t>(stride), cudaMemcpyDefault) == cudaSuccess);
+  }
   w.weights.gate_weight = w.gate.data();
   w.weights.bias = w.bias.data();
   w.weights.experts = w.experts.data();

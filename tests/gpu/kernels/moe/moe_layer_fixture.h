@@ -1,7 +1,9 @@
 #pragma once
 // A random tiny MoE layer for the GPU layer tests (sequential baseline and GC-MoE): FP8 experts
-// with 128×128 scales packed in the WGMMA layout (the shared expert as expert E), router weights
-// and bias, random x, and the CPU reference's result (kernels/moe/moe_layer_ref.h).
+// with 128×128 scales packed in the WGMMA layout (the shared expert as expert E) — or MXFP4 routed
+// experts (DeepSeek's checkpoint format) with the shared expert in FP8 packed apart — router
+// weights and bias, random x, and the CPU reference's result (kernels/moe/moe_layer_ref.h) on the
+// dequantized weights.
 
 #include <cstdint>
 #include <vector>
@@ -20,6 +22,7 @@ struct MoeLayerCase {
   int top_k = 4;
   int tokens = 1;
   std::uint64_t seed = 1;
+  kernels::ExpertWeightFormat format = kernels::ExpertWeightFormat::kFp8Block128;  // routed
 };
 
 struct MoeLayerFixture {
@@ -33,6 +36,7 @@ struct MoeLayerFixture {
   std::vector<std::vector<float>> host_weights;
   cuda::DeviceBuffer<float> gate, bias, d_x, d_out;
   cuda::DeviceBuffer<std::uint8_t> experts;
+  cuda::DeviceBuffer<std::uint8_t> shared_expert;  // FP8, with MXFP4 routed experts only
 
   kernels::MoeLayerDeviceWeights weights() const;
   // The device output, copied back.
@@ -50,7 +54,7 @@ MoeLayerFixture make_moe_layer_fixture(MoeLayerCase const& c);
 // (cudaMemcpyDefault: another GPU needs peer access).
 struct RankWeights {
   cuda::DeviceBuffer<float> gate, bias;
-  cuda::DeviceBuffer<std::uint8_t> experts;
+  cuda::DeviceBuffer<std::uint8_t> experts, shared_expert;
   kernels::MoeLayerDeviceWeights weights;
 };
 RankWeights upload_rank_weights(MoeLayerFixture const& f, int ranks, int rank);
