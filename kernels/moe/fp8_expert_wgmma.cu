@@ -45,7 +45,11 @@ struct Config<ExpertGemmStage::kDown, kN> {
   static constexpr int kMinBlocks = kN <= 8 ? 4 : (kN <= 16 ? 3 : 2);
 };
 
-// 64 to 128 rows per pass: the kernel without a producer warp (fp8_expert_wgmma_wide.cuh).
+// 64 to 128 rows per pass: the kernel without a producer warp (fp8_expert_wgmma_wide.cuh). Its
+// stages are refilled two chunks late in L1, so the 4 warpgroups need not run in lockstep; L2
+// (2 warpgroups, two CTAs per SM, 3–4 stages) keeps a lag of one.
+template <ExpertGemmStage kStage>
+inline constexpr int kWideLag = kStage == ExpertGemmStage::kGateUp ? 2 : 1;
 template <int kN>
 inline constexpr bool kWideKernel = kN >= 64;
 
@@ -53,7 +57,8 @@ template <ExpertGemmStage kStage, int kN>
 constexpr auto kernel_for() {
   using C = Config<kStage, kN>;
   if constexpr (kWideKernel<kN>) {
-    return fp8_expert_wgmma_wide_kernel<kStage, C::kWgs, kN, C::kStages, C::kMinBlocks>;
+    return fp8_expert_wgmma_wide_kernel<kStage, C::kWgs, kN, C::kStages, C::kMinBlocks,
+                                        kWideLag<kStage>>;
   } else {
     return fp8_expert_wgmma_kernel<kStage, C::kWgs, kN, C::kStages, C::kMinBlocks>;
   }

@@ -9,18 +9,21 @@
 // only free the producer's own warpgroup. Here there is no producer warp (L1 16 warps, L2 two CTAs
 // of 8: 4 warps per sub-partition, 128 registers): thread 0 issues the weight bulk copies, every
 // consumer thread copies its share of the x rows (L1: 2 16-byte units per chunk, L2: 4) and
-// arrives on the stage's barrier. A stage is refilled one chunk late — before waiting for chunk c,
-// a thread refills the stage chunk c - 1 used (this warp released it; the others, which wait on
-// the same stages, almost always have too), so kStages - 1 chunks are in flight during c.
+// arrives on the stage's barrier. A stage is refilled kLag chunks late — before waiting for chunk
+// c, a thread refills the stage chunk c - kLag used, so kStages - kLag chunks are in flight during
+// c. Every thread waits for that stage's release by all warps: with kLag 1 the warpgroups run
+// each chunk in lockstep (all issue their WGMMAs together, then all fold while the tensor cores
+// idle); with kLag 2 a warpgroup may run a chunk ahead of the slowest.
 
 #include "kernels/moe/fp8_expert_wgmma_kernel.cuh"
 
 namespace gcmoe::kernels::fp8_wgmma {
 
-template <ExpertGemmStage kStage, int kWgs, int kN, int kStages, int kMinBlocks>
+template <ExpertGemmStage kStage, int kWgs, int kN, int kStages, int kMinBlocks, int kLag>
 __global__ void __launch_bounds__(kWgs * 128, kMinBlocks)
     fp8_expert_wgmma_wide_kernel(Fp8ExpertGemmArgs args, int passes) {
   static_assert(kN == kHalfRows || kN == 96 || kN == 2 * kHalfRows);
+  static_assert(kLag >= 1 && kLag < kStages);
   static_assert(kStage != ExpertGemmStage::kGateUp || kWgs * 32 == kChunkK,
                 "L1 CTAs own one 128-output requantization group");
   constexpr int kStageBytes = stage_bytes<kWgs, kN>();
@@ -183,11 +186,11 @@ __global__ void __launch_bounds__(kWgs * 128, kMinBlocks)
     for (int c = 0; c < early; ++c) {
       fill(c, false);
     }
-    // Before waiting for chunk c: refill the stage of chunk c - 1 (this warp has released it)
-    // with chunk c - 1 + kStages, so kStages - 1 chunks are in flight while c is computed.
+    // Before waiting for chunk c: refill the stage of chunk c - kLag (this warp has released it)
+    // with chunk c - kLag + kStages.
     auto const refill = [&](int c) {
-      int const next = c - 1 + kStages;
-      if (c >= 1 && next < chunks) {
+      int const next = c - kLag + kStages;
+      if (c >= kLag && next < chunks) {
         fill(next, true);
         fill(next, false);
       }
