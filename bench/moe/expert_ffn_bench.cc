@@ -291,9 +291,9 @@ Status run(Options const& options) {
        {{"mma_sync", "fp8_expert_gemm v1.4 (mma.sync m16n8k32 e4m3, swap-AB, cp.async rings)"},
         {"wgmma",
          "fp8_expert_wgmma v2.6 (WGMMA m64nNk32 e4m3, swap-AB, bulk-copy mbarrier "
-         "pipeline; 8/16-row passes for hints <= 32, 64-row passes up to 64, 128-row passes "
-         "beyond (two 64-row halves per weight stage, no producer warp); wide passes trim N to "
-         "the rows present, 16 to 64 per half)"}}},
+         "pipeline; 8/16-row passes for hints <= 32 with a producer warp; 64-, 96- and 128-row "
+         "passes beyond without one (two 64-row halves per weight stage, WGMMA N trimmed to the "
+         "rows present, 16 to 64 per half))"}}},
       {"model_shape",
        {{"hidden", kHidden}, {"intermediate", kInter}, {"experts", kExperts}, {"top_k", kTopK}}},
       {"device", prop.name},

@@ -15,7 +15,11 @@
 // each chunk in lockstep (all issue their WGMMAs together, then all fold while the tensor cores
 // idle); with kLag 2 a warpgroup may run a chunk ahead of the slowest.
 
-#include "kernels/moe/fp8_expert_wgmma_kernel.cuh"
+#include "kernels/hopper/ptx.cuh"
+#include "kernels/moe/expert_rows_ready.cuh"
+#include "kernels/moe/fp8_expert_gemm.h"
+#include "kernels/moe/fp8_expert_wgmma_layout.h"
+#include "kernels/moe/fp8_expert_wgmma_pass.cuh"
 
 namespace gcmoe::kernels::fp8_wgmma {
 
