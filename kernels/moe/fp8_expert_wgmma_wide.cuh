@@ -1,19 +1,19 @@
 #pragma once
-// The FP8 expert WGMMA kernel for up to 128 rows per pass (v2.6): the weight stage of every
-// (tile, chunk) serves two 64-row halves, so each weight tile crosses HBM → L2 → SM once for an
-// expert's 65–128 rows instead of once per 64-row pass side by side.
+// The FP8 expert WGMMA kernel for 64-, 96- and 128-row passes (v2.6): the weight stage of every
+// (tile, chunk) serves up to two 64-row halves, so each weight tile crosses HBM → L2 → SM once for
+// an expert's 65–128 rows instead of once per 64-row pass side by side.
 //
-// Why a kernel of its own: the halves need the 64-register sum beside a 32-register chunk
-// accumulator (~120 registers), and a CTA with a producer warp has 5 warps on one SM sub-partition
-// (L1: 17 warps), which caps it at 96 registers (ptxas spilled ~800 bytes there); setmaxnreg would
-// only free the producer's own warpgroup. Here there is no producer warp (L1 16 warps, L2 two CTAs
-// of 8: 4 warps per sub-partition, 128 registers): thread 0 issues the weight bulk copies, every
-// consumer thread copies its share of the x rows (L1: 2 16-byte units per chunk, L2: 4) and
-// arrives on the stage's barrier. A stage is refilled kLag chunks late — before waiting for chunk
-// c, a thread refills the stage chunk c - kLag used, so kStages - kLag chunks are in flight during
-// c. Every thread waits for that stage's release by all warps: with kLag 1 the warpgroups run
-// each chunk in lockstep (all issue their WGMMAs together, then all fold while the tensor cores
-// idle); with kLag 2 a warpgroup may run a chunk ahead of the slowest.
+// Why a kernel of its own: the halves need the sum (up to 64 registers) beside the chunk
+// accumulators (~120 registers in all), and a CTA with a producer warp has 5 warps on one SM
+// sub-partition (L1: 17 warps), which caps it at 96 registers (ptxas spilled ~800 bytes there);
+// setmaxnreg would only free the producer's own warpgroup. Here there is no producer warp (L1 16
+// warps, L2 two CTAs of 8: 4 warps per sub-partition, 128 registers): thread 0 issues the weight
+// bulk copies, every thread copies its share of the x rows (at most 2 16-byte units per chunk in
+// L1, 4 in L2) and arrives on the stage's barrier. A stage is refilled kLag chunks late: before
+// waiting for chunk c, a thread refills the stage chunk c - kLag used, so kStages - kLag chunks
+// are in flight during c. Every thread first waits for that stage's release by all warps, so with
+// kLag 1 the warpgroups run each chunk in step; kLag 2 lets one run a chunk ahead (measured: no
+// difference beyond run-to-run spread, bench/NOTES.md v2.6).
 
 #include "kernels/hopper/ptx.cuh"
 #include "kernels/moe/expert_rows_ready.cuh"
