@@ -10,7 +10,10 @@
 // The torch peers are bench/moe/expert_ffn_torch.py.
 //
 // Usage: bench_expert_ffn [--out FILE] [--reps 30] [--commit SHA] [--tokens N]
-//                         [--scenario ep1|ep8_rank]
+//                         [--scenario ep1|ep8_rank] [--hint N]
+// --hint N replaces each batch's true largest rows-per-expert as the kernels' configuration hint
+// (ablations: e.g. --tokens 256 --hint 128 runs the 128-row configuration where 96 would be
+// picked; the JSON records it as rows_hint_override).
 #include <cuda_runtime.h>
 #include <fmt/format.h>
 
@@ -53,6 +56,7 @@ struct Options {
   std::string commit = "unknown";
   int only_tokens = 0;        // 0: the whole sweep; N: only T = N (profiling runs)
   std::string only_scenario;  // empty: both; "ep1" or "ep8_rank" (profiling runs)
+  int hint = 0;               // 0: each batch's largest rows per expert; N: N for every batch
 };
 
 enum class Kernel { kMmaSync, kWgmma };
@@ -247,7 +251,8 @@ Status run(Options const& options) {
             double const us_all, time_graph(stream, 1, options.reps, [&]() -> Status {
               for (Batch const& b : batches) {
                 GCMOE_RETURN_IF_ERROR(
-                    launch_ffn(kernel, weights, b, b.max_rows_per_expert, stream));
+                    launch_ffn(kernel, weights, b,
+                               options.hint > 0 ? options.hint : b.max_rows_per_expert, stream));
               }
               return Status();
             }));
@@ -285,8 +290,10 @@ Status run(Options const& options) {
       {"kernels",
        {{"mma_sync", "fp8_expert_gemm v1.4 (mma.sync m16n8k32 e4m3, swap-AB, cp.async rings)"},
         {"wgmma",
-         "fp8_expert_wgmma v2.4 (WGMMA m64nNk32 e4m3, swap-AB, bulk-copy mbarrier "
-         "pipeline, producer warp; 8/16-row passes for hints <= 32, 64-row passes beyond)"}}},
+         "fp8_expert_wgmma v2.6 (WGMMA m64nNk32 e4m3, swap-AB, bulk-copy mbarrier "
+         "pipeline; 8/16-row passes for hints <= 32 with a producer warp; 64-, 96- and 128-row "
+         "passes beyond without one (two 64-row halves per weight stage, WGMMA N trimmed to the "
+         "rows present, 16 to 64 per half))"}}},
       {"model_shape",
        {{"hidden", kHidden}, {"intermediate", kInter}, {"experts", kExperts}, {"top_k", kTopK}}},
       {"device", prop.name},
@@ -297,6 +304,7 @@ Status run(Options const& options) {
         {"sm_copy", ceilings.sm_copy_gbps},
         {"sm_read", ceilings.sm_read_gbps}}},
       {"rotations", kRotations},
+      {"rows_hint_override", options.hint},
       {"points", points}};
   std::ofstream(options.out) << doc.dump(2) << "\n";
   GCMOE_CHECK_CUDA(cudaStreamDestroy(stream));
@@ -320,6 +328,8 @@ int main(int argc, char** argv) {
       options.only_scenario = argv[i + 1];
     } else if (flag == "--tokens") {
       options.only_tokens = std::atoi(argv[i + 1]);
+    } else if (flag == "--hint") {
+      options.hint = std::atoi(argv[i + 1]);
     } else {
       std::fprintf(stderr, "unknown flag %s\n", flag.c_str());
       return 2;

@@ -1,7 +1,7 @@
 #pragma once
 // GC-MoE compute-partition kernel, version 2: the FP8×FP8 expert FFN on Hopper's native FP8
 // tensor path (WGMMA m64nNk32 e4m3, f32 accumulation), swap-AB: weight rows on M (one 64-row tile
-// per consumer warpgroup), the expert's token rows on N (8 to 64 per pass). Same contract as
+// per consumer warpgroup), the expert's token rows on N (8 to 128 per pass). Same contract as
 // version 1 (fp8_expert_gemm.h: Fp8ExpertGemmArgs, one launch per projection, SwiGLU and the
 // requantization fused into L1), with the weights packed by fp8_expert_wgmma_layout.h.
 //
@@ -27,8 +27,10 @@ Status preload_fp8_expert_wgmma();
 // args.tiles counts 16-row tiles as in version 1 (L1: I/8, L2: H/16); args.weights /
 // weight_scales point at pack_gate_up_wgmma / pack_down_wgmma images, weight_stride and
 // scale_stride are one expert's bytes and floats in them. Rows per pass: 8 (hint ≤ 8), 16 (hint
-// ≤ 32), then 64, chosen by rows_per_expert_hint; up to 8 passes of an expert's rows run side by
-// side (ceil(hint / rows per pass)), more rows loop inside the CTAs.
+// ≤ 32), 64 (≤ 64), 96 (≤ 96), then 128, chosen by rows_per_expert_hint; up to 8 passes of an
+// expert's rows run side by side (ceil(hint / rows per pass)), more rows loop inside the CTAs.
+// Passes of 64 rows and more run on a kernel without a producer warp (fp8_expert_wgmma_wide.cuh)
+// as two 64-row halves per weight stage, each WGMMA trimmed to the rows present (16 to 64).
 Status launch_fp8_expert_wgmma(Fp8ExpertGemmArgs const& args, cudaStream_t stream);
 
 }  // namespace gcmoe::kernels

@@ -53,6 +53,9 @@ struct Case {
   bool all_to_expert_zero = false;  // skew: every token's first choice is expert 0
   bool deepseek_semantics = false;  // clamp 10, weight before down, pow2 activation scales
   int rows_hint = 0;                // kernel configuration hint; 0: the token count
+  // Exact rows per expert (empty: random top_k routing): expert e gets expert_rows[e] distinct
+  // tokens of a shuffled order; tokens must be at least the largest count.
+  std::vector<int> expert_rows;
   // WGMMA token-ring readiness: counters set 50 ms after L1 starts (it must wait), or never (it
   // must end with its error flag raised, not hang).
   enum class Ready { kNoCounters, kLate, kNever } ready = Ready::kNoCounters;
@@ -114,7 +117,15 @@ double run_case(Case const& c) {
   // Route: top_k distinct experts per token; slots grouped by expert.
   std::vector<std::vector<int>> tokens_of(c.experts);
   std::vector<int> order(c.experts);
-  for (int t = 0; t < c.tokens; ++t) {
+  std::vector<int> token_order(static_cast<std::size_t>(c.tokens));
+  std::iota(token_order.begin(), token_order.end(), 0);
+  for (std::size_t e = 0; e < c.expert_rows.size(); ++e) {
+    REQUIRE(c.expert_rows[e] <= c.tokens);
+    std::shuffle(token_order.begin(), token_order.end(), rng);
+    tokens_of[e].assign(token_order.begin(), token_order.begin() + c.expert_rows[e]);
+    std::sort(tokens_of[e].begin(), tokens_of[e].end());
+  }
+  for (int t = 0; c.expert_rows.empty() && t < c.tokens; ++t) {
     std::iota(order.begin(), order.end(), 0);
     std::shuffle(order.begin(), order.end(), rng);
     if (c.all_to_expert_zero) {
@@ -355,7 +366,7 @@ TEST_CASE("fp8 expert FFN (WGMMA): wide hints run 64-row passes side by side") {
   c.hidden = 512;
   c.inter = 256;
   c.experts = 4;
-  c.tokens = GENERATE(50, 100, 300);  // one 64-row pass, two and five side by side
+  c.tokens = GENERATE(50, 100, 300);  // one 64-row pass; one and three 128-row passes (v2.6)
   c.top_k = 2;
   c.all_to_expert_zero = true;
   c.deepseek_semantics = c.tokens == 100;
@@ -363,10 +374,11 @@ TEST_CASE("fp8 expert FFN (WGMMA): wide hints run 64-row passes side by side") {
   CHECK(run_case(c) < kBound);
 }
 
-// The wide configuration's regime (GLM-5.2, one rank of eight at T=128/256: 16–85 rows per
+// The wide configurations' regime (GLM-5.2, one rank of eight at T=128/256: 16–85 rows per
 // expert): every token to every expert gives each exactly `tokens` rows, the hint exact (33 and
-// 65: one row past the 16-row configuration and past one 64-row pass).
-TEST_CASE("fp8 expert FFN (WGMMA): 33 to 128 rows per expert in 64-row passes") {
+// 65: one row past the 16-row configuration and past one 64-row pass; 65–128 run the 128-row
+// kernel since v2.6).
+TEST_CASE("fp8 expert FFN (WGMMA): 33 to 128 rows per expert in 64- and 128-row passes") {
   Case c;
   c.kernel = Kernel::kWgmma;
   c.hidden = 1024;
@@ -394,6 +406,56 @@ TEST_CASE("fp8 expert FFN (WGMMA): ragged 64-row passes, hint above and below th
   CHECK(run_case(c) < kBound);
 }
 
+// v2.6: a 64-row pass trims its WGMMA to the rows present, rounded up to 16 (N = 16, 32, 48, 64):
+// one expert per width in one launch (5 and 17 rows: widths 16 and 32 with zero-filled rows).
+TEST_CASE("fp8 expert FFN (WGMMA): 64-row passes trimmed to 16, 32, 48 and 64 columns") {
+  Case c;
+  c.kernel = Kernel::kWgmma;
+  c.hidden = 512;
+  c.inter = 256;
+  c.experts = 6;
+  c.tokens = 64;
+  c.expert_rows = {5, 17, 32, 33, 49, 64};
+  c.rows_hint = 64;
+  c.deepseek_semantics = GENERATE(false, true);
+  c.seed = c.deepseek_semantics ? 61 : 59;
+  CHECK(run_case(c) < kBound);
+}
+
+// v2.6: hints above 64 run 96- or 128-row passes (two 64-row halves on one weight stage, side by
+// side at 96 and one after the other at 128): every pair of half widths in one launch — (16, 0)
+// .. (64, 0), (64, 16) .. (64, 64); under hint 96 the 113 and 128 rows take a second pass.
+TEST_CASE("fp8 expert FFN (WGMMA): 96- and 128-row passes at every half width") {
+  Case c;
+  c.kernel = Kernel::kWgmma;
+  c.hidden = 768;
+  c.inter = 384;
+  c.experts = 8;
+  c.tokens = 128;
+  c.expert_rows = {10, 40, 64, 65, 81, 100, 113, 128};
+  c.rows_hint = GENERATE(96, 128);
+  c.deepseek_semantics = GENERATE(false, true);
+  c.seed = (c.deepseek_semantics ? 67 : 71) + static_cast<std::uint64_t>(c.rows_hint);
+  CHECK(run_case(c) < kBound);
+}
+
+// More rows than the hint: the 96/128-row CTAs loop over passes (hint 100: one CTA per tile group
+// runs 150 rows as 128 + 22 and 300 as 128 + 128 + 44, reusing its stages across passes; hint 90:
+// 96-row passes), and side by side (hint 200: two CTAs per tile group, 300 rows as 128 + 128
+// then 44).
+TEST_CASE("fp8 expert FFN (WGMMA): 96- and 128-row passes looping inside the CTAs") {
+  Case c;
+  c.kernel = Kernel::kWgmma;
+  c.hidden = 512;
+  c.inter = 256;
+  c.experts = 3;
+  c.tokens = 300;
+  c.expert_rows = {150, 300, 7};
+  c.rows_hint = GENERATE(90, 100, 200);
+  c.seed = 73 + static_cast<std::uint64_t>(c.rows_hint);
+  CHECK(run_case(c) < kBound);
+}
+
 TEST_CASE("fp8 expert FFN (WGMMA) waits on the token ring's readiness counters") {
   Case c;
   c.kernel = Kernel::kWgmma;
@@ -404,6 +466,8 @@ TEST_CASE("fp8 expert FFN (WGMMA) waits on the token ring's readiness counters")
   c.top_k = 2;
   c.seed = 23;
   c.ready = GENERATE(Case::Ready::kLate, Case::Ready::kNever);
+  // 20: the 16-row kernel's producer warp waits; 40, 80, 100: the 64/96/128-row kernel's warp 0.
+  c.rows_hint = GENERATE(20, 40, 80, 100);
   CHECK(run_case(c) < kBound);
 }
 

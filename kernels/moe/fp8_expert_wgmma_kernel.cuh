@@ -1,0 +1,185 @@
+#pragma once
+// The FP8 expert WGMMA kernel with a producer warp, for 8- and 16-row passes (fp8_expert_wgmma.h
+// describes the pipeline); its configurations and launches are fp8_expert_wgmma.cu, wider passes
+// fp8_expert_wgmma_wide.cuh. Included by fp8_expert_wgmma.cu only.
+
+#include "kernels/hopper/ptx.cuh"
+#include "kernels/moe/expert_rows_ready.cuh"
+#include "kernels/moe/fp8_expert_gemm.h"
+#include "kernels/moe/fp8_expert_wgmma_layout.h"
+#include "kernels/moe/fp8_expert_wgmma_pass.cuh"
+
+namespace gcmoe::kernels::fp8_wgmma {
+
+// kWgs consumer warpgroups (64 weight rows each) + one producer warp. kN token rows per pass.
+// Passes of one expert's rows run as `passes` CTAs side by side (blockIdx.x = tile group ·
+// passes + pass), so a wide batch re-reads a weight tile from L2 rather than HBM; a CTA whose
+// pass starts past the expert's rows exits.
+template <ExpertGemmStage kStage, int kWgs, int kN, int kStages, int kMinBlocks>
+__global__ void __launch_bounds__((kWgs * 4 + 1) * 32, kMinBlocks)
+    fp8_expert_wgmma_kernel(Fp8ExpertGemmArgs args, int passes) {
+  static_assert(kN % 8 == 0 && kN >= 8 && kN <= 32, "wider passes: fp8_expert_wgmma_wide.cuh");
+  static_assert(kStage != ExpertGemmStage::kGateUp || kWgs * 32 == kChunkK,
+                "L1 CTAs own one 128-output requantization group");
+  constexpr int kStageBytes = stage_bytes<kWgs, kN>();
+  static_assert(kStageBytes % 1024 == 0, "stages must keep the 1024-byte swizzle alignment");
+  constexpr int kConsumerThreads = kWgs * 128;
+  extern __shared__ unsigned char smem_raw[];
+  __shared__ __align__(8) std::uint64_t full[kStages];
+  __shared__ __align__(8) std::uint64_t empty[kStages];
+  __shared__ unsigned amax[kN];
+
+  if (args.allow_overlap_next) {
+    ptx::launch_dependents();
+  }
+  int const slot = static_cast<int>(blockIdx.y);
+  int expert = args.fixed_expert;
+  int row_begin = 0;
+  int row_end = args.fixed_rows;
+  if (expert < 0) {
+    if (slot >= *args.num_active) {
+      return;
+    }
+    expert = args.active_experts[slot];
+    row_begin = args.expert_offsets[expert];
+    row_end = args.expert_offsets[expert + 1];
+  }
+  int const chunks = args.chunks;
+  std::int64_t const k_total = static_cast<std::int64_t>(chunks) * kChunkK;
+  int const warp = static_cast<int>(threadIdx.x) / 32;
+  int const lane = static_cast<int>(threadIdx.x) % 32;
+
+  // Dynamic shared memory: kStages stages (weights, x rows) from the first 1024-byte boundary,
+  // then the stages' scales [kStages][kScaleFloats].
+  std::uint32_t const align_pad =
+      ((ptx::smem_address(smem_raw) + 1023u) & ~1023u) - ptx::smem_address(smem_raw);
+  std::uint32_t const smem_base = ptx::smem_address(smem_raw) + align_pad;
+  constexpr int kScaleFloats = kN + 2 * kWgs;  // per stage: x rows', then the tiles' weight pairs
+  float* const scale_stages =
+      reinterpret_cast<float*>(smem_raw + align_pad + kStages * kStageBytes);
+  if (threadIdx.x == 0) {
+    for (int s = 0; s < kStages; ++s) {
+      ptx::mbarrier_init(ptx::smem_address(&full[s]), 33);         // expect_tx + 32 cp.async lanes
+      ptx::mbarrier_init(ptx::smem_address(&empty[s]), kWgs * 4);  // one per consumer warp
+    }
+    ptx::fence_barrier_init();
+  }
+  __syncthreads();
+
+  int const group = static_cast<int>(blockIdx.x) / passes;  // 128 rows: kWgs 64-row tiles
+  int const first_pass = row_begin + (static_cast<int>(blockIdx.x) % passes) * kN;
+  if (first_pass >= row_end) {
+    return;
+  }
+  std::int64_t const tile0 = static_cast<std::int64_t>(group) * kWgs;
+  std::uint8_t const* const weights = args.weights + expert * args.weight_stride;
+
+  if (warp == kWgs * 4) {
+    // Producer warp. Per pass: the first stages' weight tiles go out before the pass's token
+    // rows are known to be ready (weights are static, so the HBM stream starts at once), then the
+    // rows' readiness counters are acquired, then their x rows and scales follow.
+    int const epoch =
+        args.ready_epoch_device != nullptr ? *args.ready_epoch_device : args.ready_epoch;
+    bool wait_prior = args.overlap_previous;
+    int it = 0;
+    for (int pass = first_pass; pass < row_end; pass += passes * kN) {
+      int const rows = min(kN, row_end - pass);
+      auto const issue_weights = [&](int c) {
+        int const s = (it + c) % kStages;
+        std::uint32_t const full_bar = ptx::smem_address(&full[s]);
+        ptx::mbarrier_wait(ptx::smem_address(&empty[s]),
+                           (static_cast<std::uint32_t>((it + c) / kStages) & 1u) ^ 1u);
+        std::uint32_t const stage = smem_base + static_cast<std::uint32_t>(s * kStageBytes);
+        if (lane == 0) {
+          ptx::mbarrier_arrive_expect_tx(full_bar, kWgs * kWgmmaChunkBytes);
+#pragma unroll
+          for (int w = 0; w < kWgs; ++w) {
+            ptx::bulk_copy_g2s(stage + w * kWgmmaChunkBytes,
+                               weights + ((tile0 + w) * chunks + c) * kWgmmaChunkBytes,
+                               kWgmmaChunkBytes, full_bar);
+          }
+        }
+      };
+      auto const issue_tokens = [&](int c) {
+        int const s = (it + c) % kStages;
+        std::uint32_t const full_bar = ptx::smem_address(&full[s]);
+        std::uint32_t const x_stage =
+            smem_base + static_cast<std::uint32_t>(s * kStageBytes) + kWgs * kWgmmaChunkBytes;
+        float* const stage_scales = scale_stages + s * kScaleFloats;
+        // Unrolled at most twice: wider unrolling spills at the 8-row configs' 56-register
+        // cap.
+#pragma unroll(kN <= 8 ? 1 : 2)
+        for (int u = lane; u < kN * 8; u += 32) {
+          int const r = u / 8;
+          int const unit = u % 8;
+          std::uint32_t const dst = x_stage + r * kChunkK + ((unit ^ (r & 7)) << 4);
+          bool const present = r < rows;
+          std::uint8_t const* src =
+              present ? args.x + (pass + r) * k_total + c * kChunkK + unit * 16 : args.x;
+          ptx::copy_16_zfill(dst, src, present ? 16u : 0u);
+        }
+        // The rows' activation scales of chunk c (zeros past the rows).
+        for (int r = lane; r < kN; r += 32) {
+          bool const present = r < rows;
+          float const* src =
+              present ? args.x_scales + (pass + r) * static_cast<std::int64_t>(chunks) + c
+                      : args.x_scales;
+          ptx::copy_4_zfill(ptx::smem_address(stage_scales + r), src, present ? 4u : 0u);
+        }
+        // The tiles' weight scale_inv pairs, so no consumer waits on a global load.
+        if (lane < kWgs) {
+          ptx::copy_8(ptx::smem_address(stage_scales + kN + 2 * lane),
+                      args.weight_scales + expert * args.scale_stride +
+                          ((tile0 + lane) * chunks + c) * kWgmmaScalesPerTileChunk);
+        }
+        ptx::cp_async_arrive_noinc(full_bar);
+      };
+      int const early = min(kStages, chunks);
+      for (int c = 0; c < early; ++c) {
+        issue_weights(c);
+      }
+      if (wait_prior) {
+        ptx::wait_prior_grid();  // x (L1's h) is the previous kernel's output
+        wait_prior = false;
+      }
+      if (args.ready_blocks != nullptr) {
+        wait_rows_ready(args, epoch, pass, rows, lane);
+      }
+      for (int c = 0; c < early; ++c) {
+        issue_tokens(c);
+      }
+      for (int c = early; c < chunks; ++c) {
+        issue_weights(c);
+        issue_tokens(c);
+      }
+      it += chunks;
+    }
+    return;
+  }
+
+  // Consumer warpgroups.
+  int const wg = warp / 4;
+  std::int64_t const tile = tile0 + wg;
+  PassView const view{.full0 = ptx::smem_address(&full[0]),
+                      .empty0 = ptx::smem_address(&empty[0]),
+                      .smem_base = smem_base,
+                      .scale_stages = scale_stages,
+                      .chunks = chunks,
+                      .wg = wg,
+                      .lane = lane};
+
+  int it = 0;
+  for (int pass = first_pass; pass < row_end; pass += passes * kN) {
+    int const rows = min(kN, row_end - pass);
+    float acc[kN / 2];
+#pragma unroll
+    for (int i = 0; i < kN / 2; ++i) {
+      acc[i] = 0.0f;
+    }
+    consume_pass_trimmed<kN, kWgs, kStages>(acc, it, rows, view, [](int) {});
+
+    finish_pass<kStage, kN, kConsumerThreads>(acc, args, pass, rows, tile, group, amax);
+  }
+}
+
+}  // namespace gcmoe::kernels::fp8_wgmma

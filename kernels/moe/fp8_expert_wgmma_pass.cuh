@@ -1,0 +1,250 @@
+#pragma once
+// The FP8 expert WGMMA kernels' consumer side (fp8_expert_wgmma.h describes the pipeline): the
+// per-pass chunk loop with its WGMMA widths trimmed to the rows present, and the pass epilogue
+// (bf16 y rows for L2; SwiGLU, amax and FP8 h for L1). Shared by the kernel with a producer warp
+// (fp8_expert_wgmma_kernel.cuh, 8/16-row passes) and the one without (fp8_expert_wgmma_wide.cuh).
+
+#include <cuda_bf16.h>
+#include <cuda_fp8.h>
+
+#include "kernels/hopper/ptx.cuh"
+#include "kernels/moe/fp8_activation_math.cuh"
+#include "kernels/moe/fp8_expert_gemm.h"
+#include "kernels/moe/fp8_expert_wgmma_layout.h"
+
+namespace gcmoe::kernels::fp8_wgmma {
+
+namespace ptx = hopper;
+
+inline constexpr int kConsumerBarrier = 1;  // named barrier of the consumer warpgroups (0 = sync)
+// Wide passes (kN >= 64) run in halves of 64 rows, each WGMMA trimmed to the rows present
+// rounded up to kWidthStep.
+inline constexpr int kHalfRows = 64;
+inline constexpr int kWidthStep = 16;
+
+template <int kWgs, int kN>
+__host__ __device__ constexpr int stage_bytes() {
+  return kWgs * kWgmmaChunkBytes + kN * kChunkK;
+}
+
+// The rows [pass, pass + rows) of one consumer warpgroup's pass, as the chunk loop needs them.
+struct PassView {
+  std::uint32_t full0 = 0;   // shared address of full[0] (8 bytes per stage)
+  std::uint32_t empty0 = 0;  // shared address of empty[0]
+  std::uint32_t smem_base = 0;
+  float const* scale_stages = nullptr;
+  int chunks = 0;
+  int wg = 0;
+  int lane = 0;
+};
+
+// One half's k-chunk: four m64nWk32 steps into a chunk accumulator (committed as one group; the
+// caller fences and waits). kHalf selects the half: B rows 64·kHalf onward.
+template <int kW, int kHalf>
+__device__ __forceinline__ void mma_half(float (&part)[kW / 2], std::uint32_t a_base,
+                                         std::uint32_t b_base) {
+#pragma unroll
+  for (int k = 0; k < kChunkK / 32; ++k) {
+    ptx::WgmmaFp8<kW>::run(part, ptx::smem_desc_sw128(a_base + k * 32),
+                           ptx::smem_desc_sw128(b_base + kHalf * kHalfRows * kChunkK + k * 32),
+                           k > 0);
+  }
+  ptx::wgmma_commit();
+}
+
+// Folds a completed chunk accumulator into acc (columns 64·kHalf onward) with the tile's weight
+// scales and each row's activation scale (zero past the expert's rows).
+template <int kW, int kHalf, int kN>
+__device__ __forceinline__ void fold_half(float (&acc)[kN / 2], float (&part)[kW / 2],
+                                          float const* stage_scales, float2 ws, int t) {
+  ptx::fence_accumulators<kW>(part);
+#pragma unroll
+  for (int jj = 0; jj < kW / 8; ++jj) {
+    int const j = kHalf * (kHalfRows / 8) + jj;
+    float const x0 = stage_scales[8 * j + 2 * t];
+    float const x1 = stage_scales[8 * j + 2 * t + 1];
+    acc[4 * j + 0] += part[4 * jj + 0] * ws.x * x0;
+    acc[4 * j + 1] += part[4 * jj + 1] * ws.x * x1;
+    acc[4 * j + 2] += part[4 * jj + 2] * ws.y * x0;
+    acc[4 * j + 3] += part[4 * jj + 3] * ws.y * x1;
+  }
+}
+
+// One half's k-chunk on its own: issued, waited for and folded.
+template <int kW, int kHalf, int kN>
+__device__ __forceinline__ void mma_fold(float (&acc)[kN / 2], std::uint32_t a_base,
+                                         std::uint32_t b_base, float const* stage_scales, float2 ws,
+                                         int t) {
+  float part[kW / 2];
+  ptx::wgmma_fence();
+  mma_half<kW, kHalf>(part, a_base, b_base);
+  ptx::wgmma_wait<0>();
+  fold_half<kW, kHalf, kN>(acc, part, stage_scales, ws, t);
+}
+
+// Both halves' WGMMA chains in flight at once when their chunk accumulators fit beside acc
+// (96-row passes: 32 + 16 + 48 registers); the 128-row pass runs them one after the other.
+template <int kN, int kW1>
+inline constexpr bool kParallelHalves = kW1 > 0 && kN <= 96;
+
+// A consumer warpgroup's chunk loop over one pass at compile-time WGMMA widths: kW0 columns for the
+// pass's first 64 rows (or all kN <= 32), kW1 for rows 64..127 (0: none). Both halves run on the
+// same weight stage (side by side at 96 rows, one after the other through one chunk accumulator
+// of at most 32 registers at 128), so up to 128 rows read each weight tile from shared memory
+// once per half but from L2/HBM once. `it` counts the CTA's stages across passes. before_chunk(c)
+// runs before the warp waits for chunk c (the wide kernel refills a stage there).
+template <int kN, int kW0, int kW1, int kWgs, int kStages, typename BeforeChunk>
+__device__ __forceinline__ void consume_pass(float (&acc)[kN / 2], int& it, PassView const& v,
+                                             BeforeChunk const& before_chunk) {
+  static_assert(kW0 + kW1 <= kN && (kW1 == 0 || kW0 == kHalfRows));
+  constexpr int kStageBytes = stage_bytes<kWgs, kN>();
+  constexpr int kScaleFloats = kN + 2 * kWgs;
+  int const t = v.lane % 4;
+  for (int c = 0; c < v.chunks; ++c, ++it) {
+    before_chunk(c);
+    int const s = it % kStages;
+    std::uint32_t const round = static_cast<std::uint32_t>(it / kStages);
+    ptx::mbarrier_wait(v.full0 + 8u * static_cast<std::uint32_t>(s), round & 1u);
+    ptx::fence_proxy_async_shared();
+    std::uint32_t const stage = v.smem_base + static_cast<std::uint32_t>(s * kStageBytes);
+    std::uint32_t const a_base = stage + v.wg * kWgmmaChunkBytes;
+    std::uint32_t const b_base = stage + kWgs * kWgmmaChunkBytes;
+    float const* const stage_scales = v.scale_stages + s * kScaleFloats;
+    float2 const ws = *reinterpret_cast<float2 const*>(stage_scales + kN + 2 * v.wg);
+    if constexpr (kParallelHalves<kN, kW1>) {
+      float part0[kW0 / 2];
+      float part1[kW1 / 2];
+      ptx::wgmma_fence();
+      mma_half<kW0, 0>(part0, a_base, b_base);
+      mma_half<kW1, 1>(part1, a_base, b_base);
+      ptx::wgmma_wait<1>();
+      fold_half<kW0, 0, kN>(acc, part0, stage_scales, ws, t);
+      ptx::wgmma_wait<0>();
+      fold_half<kW1, 1, kN>(acc, part1, stage_scales, ws, t);
+    } else {
+      mma_fold<kW0, 0, kN>(acc, a_base, b_base, stage_scales, ws, t);
+      if constexpr (kW1 > 0) {
+        mma_fold<kW1, 1, kN>(acc, a_base, b_base, stage_scales, ws, t);
+      }
+    }
+    __syncwarp();
+    if (v.lane == 0) {
+      ptx::mbarrier_arrive(v.empty0 + 8u * static_cast<std::uint32_t>(s));
+    }
+  }
+}
+
+// Picks the chunk loop instantiation for a pass of `rows` rows: for kN >= 64 the WGMMA widths are
+// trimmed to the rows present (16, 32, 48 or 64 per half), so a 64-row pass over 17 rows does a
+// quarter of the padded tensor work. The branch is taken once per pass, around the whole loop
+// (a WGMMA behind a per-chunk branch would be serialized by ptxas, C7520).
+template <int kN, int kWgs, int kStages, typename BeforeChunk>
+__device__ __forceinline__ void consume_pass_trimmed(float (&acc)[kN / 2], int& it, int rows,
+                                                     PassView const& v,
+                                                     BeforeChunk const& before_chunk) {
+  if constexpr (kN <= 32) {
+    consume_pass<kN, kN, 0, kWgs, kStages>(acc, it, v, before_chunk);
+  } else {
+    static_assert(kN == kHalfRows || kN == 96 || kN == 2 * kHalfRows);
+    int const steps = (rows + kWidthStep - 1) / kWidthStep;  // 1..kN / 16
+    if (steps <= 1) {
+      consume_pass<kN, 16, 0, kWgs, kStages>(acc, it, v, before_chunk);
+    } else if (steps == 2) {
+      consume_pass<kN, 32, 0, kWgs, kStages>(acc, it, v, before_chunk);
+    } else if (steps == 3) {
+      consume_pass<kN, 48, 0, kWgs, kStages>(acc, it, v, before_chunk);
+    } else if (kN == kHalfRows || steps == 4) {
+      consume_pass<kN, 64, 0, kWgs, kStages>(acc, it, v, before_chunk);
+    } else if constexpr (kN > kHalfRows) {
+      if (steps == 5) {
+        consume_pass<kN, 64, 16, kWgs, kStages>(acc, it, v, before_chunk);
+      } else if (kN == 96 || steps == 6) {
+        consume_pass<kN, 64, 32, kWgs, kStages>(acc, it, v, before_chunk);
+      } else if constexpr (kN > 96) {
+        if (steps == 7) {
+          consume_pass<kN, 64, 48, kWgs, kStages>(acc, it, v, before_chunk);
+        } else {
+          consume_pass<kN, 64, 64, kWgs, kStages>(acc, it, v, before_chunk);
+        }
+      }
+    }
+  }
+}
+
+// A pass's outputs from its sums: L2 writes bf16 y rows; L1 applies SwiGLU (and the routing
+// weight), takes each row's amax over the CTA's 128 outputs and writes FP8 h with its scale.
+template <ExpertGemmStage kStage, int kN, int kConsumerThreads>
+__device__ __forceinline__ void finish_pass(float (&acc)[kN / 2], Fp8ExpertGemmArgs const& args,
+                                            int pass, int rows, std::int64_t tile, int group,
+                                            unsigned (&amax)[kN]) {
+  int const lane = static_cast<int>(threadIdx.x) % 32;
+  int const wslice = static_cast<int>(threadIdx.x) / 32 % 4;
+  int const g = lane / 4;
+  int const t = lane % 4;
+  if constexpr (kStage == ExpertGemmStage::kDown) {
+    int const hidden = args.tiles * kTileRows;
+    int const row = static_cast<int>(tile) * kWgmmaTileRows + 16 * wslice + g;
+#pragma unroll
+    for (int j = 0; j < kN / 8; ++j) {
+#pragma unroll
+      for (int i = 0; i < 4; ++i) {
+        int const col = 8 * j + 2 * t + (i & 1);
+        if (col < rows) {
+          __nv_bfloat16 const v = __float2bfloat16_rn(acc[4 * j + i]);
+          args.y[static_cast<std::int64_t>(pass + col) * hidden + row + (i >= 2 ? 8 : 0)] =
+              __bfloat16_as_ushort(v);
+        }
+      }
+    }
+  } else {
+    int const inter = args.tiles * 8;
+    int const out = static_cast<int>(tile) * 32 + 8 * wslice + g;
+    float const limit = args.swiglu_limit;
+    ptx::named_barrier_sync(kConsumerBarrier, kConsumerThreads);  // last pass's reads are done
+    for (int i = static_cast<int>(threadIdx.x); i < kN; i += kConsumerThreads) {
+      amax[i] = 0u;
+    }
+    ptx::named_barrier_sync(kConsumerBarrier, kConsumerThreads);
+    float hv[kN / 8][2];
+#pragma unroll
+    for (int j = 0; j < kN / 8; ++j) {
+#pragma unroll
+      for (int e = 0; e < 2; ++e) {
+        float v = swiglu(acc[4 * j + e], acc[4 * j + 2 + e], limit);
+        int const col = 8 * j + 2 * t + e;
+        if (args.route_weights != nullptr && col < rows) {
+          v *= args.route_weights[pass + col];
+        }
+        hv[j][e] = v;
+        // amax over the CTA's 128 outputs: the 8 lanes sharing t, then the warps.
+        float m = fabsf(v);
+        m = fmaxf(m, __shfl_xor_sync(0xffffffffu, m, 4));
+        m = fmaxf(m, __shfl_xor_sync(0xffffffffu, m, 8));
+        m = fmaxf(m, __shfl_xor_sync(0xffffffffu, m, 16));
+        if (g == 0 && col < rows) {
+          atomicMax(&amax[col], __float_as_uint(m));
+        }
+      }
+    }
+    ptx::named_barrier_sync(kConsumerBarrier, kConsumerThreads);
+    int const groups = inter / kChunkK;
+#pragma unroll
+    for (int j = 0; j < kN / 8; ++j) {
+#pragma unroll
+      for (int e = 0; e < 2; ++e) {
+        int const col = 8 * j + 2 * t + e;
+        if (col < rows) {
+          float const a = __uint_as_float(amax[col]);
+          float const scale = fp8_group_scale(args.requant, a);
+          std::int64_t const r = pass + col;
+          args.h[r * inter + out] = fp8_encode(hv[j][e], scale);
+          if (threadIdx.x < 4) {
+            args.h_scales[r * groups + group] = scale;
+          }
+        }
+      }
+    }
+  }
+}
+
+}  // namespace gcmoe::kernels::fp8_wgmma

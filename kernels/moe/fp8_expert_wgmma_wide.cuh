@@ -1,0 +1,212 @@
+#pragma once
+// The FP8 expert WGMMA kernel for 64-, 96- and 128-row passes (v2.6): the weight stage of every
+// (tile, chunk) serves up to two 64-row halves, so each weight tile crosses HBM → L2 → SM once for
+// an expert's 65–128 rows instead of once per 64-row pass side by side.
+//
+// Why a kernel of its own: the halves need the sum (up to 64 registers) beside the chunk
+// accumulators (~120 registers in all), and a CTA with a producer warp has 5 warps on one SM
+// sub-partition (L1: 17 warps), which caps it at 96 registers (ptxas spilled ~800 bytes there);
+// setmaxnreg would only free the producer's own warpgroup. Here there is no producer warp (L1 16
+// warps, L2 two CTAs of 8: 4 warps per sub-partition, 128 registers): thread 0 issues the weight
+// bulk copies, every thread copies its share of the x rows (at most 2 16-byte units per chunk in
+// L1, 4 in L2) and arrives on the stage's barrier. A stage is refilled kLag chunks late: before
+// waiting for chunk c, a thread refills the stage chunk c - kLag used, so kStages - kLag chunks
+// are in flight during c. Every thread first waits for that stage's release by all warps, so with
+// kLag 1 the warpgroups run each chunk in step; kLag 2 lets one run a chunk ahead (measured: no
+// difference beyond run-to-run spread, bench/NOTES.md v2.6).
+
+#include "kernels/hopper/ptx.cuh"
+#include "kernels/moe/expert_rows_ready.cuh"
+#include "kernels/moe/fp8_expert_gemm.h"
+#include "kernels/moe/fp8_expert_wgmma_layout.h"
+#include "kernels/moe/fp8_expert_wgmma_pass.cuh"
+
+namespace gcmoe::kernels::fp8_wgmma {
+
+template <ExpertGemmStage kStage, int kWgs, int kN, int kStages, int kMinBlocks, int kLag>
+__global__ void __launch_bounds__(kWgs * 128, kMinBlocks)
+    fp8_expert_wgmma_wide_kernel(Fp8ExpertGemmArgs args, int passes) {
+  static_assert(kN == kHalfRows || kN == 96 || kN == 2 * kHalfRows);
+  static_assert(kLag >= 1 && kLag < kStages);
+  static_assert(kStage != ExpertGemmStage::kGateUp || kWgs * 32 == kChunkK,
+                "L1 CTAs own one 128-output requantization group");
+  constexpr int kStageBytes = stage_bytes<kWgs, kN>();
+  static_assert(kStageBytes % 1024 == 0, "stages must keep the 1024-byte swizzle alignment");
+  constexpr int kThreads = kWgs * 128;
+  // 16-byte x units per thread and chunk (the last may fall past the kN rows: not copied).
+  constexpr int kUnitsPerThread = (kN * (kChunkK / 16) + kThreads - 1) / kThreads;
+  static_assert(kUnitsPerThread <= 8);
+  static_assert(kN <= kThreads, "one thread per row's activation scale");
+  constexpr int kScaleFloats = kN + 2 * kWgs;
+  extern __shared__ unsigned char smem_raw[];
+  __shared__ __align__(8) std::uint64_t full[kStages];
+  __shared__ __align__(8) std::uint64_t empty[kStages];
+  __shared__ unsigned amax[kN];
+
+  if (args.allow_overlap_next) {
+    ptx::launch_dependents();
+  }
+  int const slot = static_cast<int>(blockIdx.y);
+  int expert = args.fixed_expert;
+  int row_begin = 0;
+  int row_end = args.fixed_rows;
+  if (expert < 0) {
+    if (slot >= *args.num_active) {
+      return;
+    }
+    expert = args.active_experts[slot];
+    row_begin = args.expert_offsets[expert];
+    row_end = args.expert_offsets[expert + 1];
+  }
+  int const chunks = args.chunks;
+  std::int64_t const k_total = static_cast<std::int64_t>(chunks) * kChunkK;
+  int const tid = static_cast<int>(threadIdx.x);
+  int const warp = tid / 32;
+  int const lane = tid % 32;
+
+  std::uint32_t const align_pad =
+      ((ptx::smem_address(smem_raw) + 1023u) & ~1023u) - ptx::smem_address(smem_raw);
+  std::uint32_t const smem_base = ptx::smem_address(smem_raw) + align_pad;
+  float* const scale_stages =
+      reinterpret_cast<float*>(smem_raw + align_pad + kStages * kStageBytes);
+  if (tid == 0) {
+    for (int s = 0; s < kStages; ++s) {
+      // Every thread's cp.async arrival (.noinc) plus thread 0's expect_tx.
+      ptx::mbarrier_init(ptx::smem_address(&full[s]), kThreads + 1);
+      ptx::mbarrier_init(ptx::smem_address(&empty[s]), kWgs * 4);  // one per warp
+    }
+    ptx::fence_barrier_init();
+  }
+  __syncthreads();
+
+  int const group = static_cast<int>(blockIdx.x) / passes;
+  int const first_pass = row_begin + (static_cast<int>(blockIdx.x) % passes) * kN;
+  if (first_pass >= row_end) {
+    return;
+  }
+  std::int64_t const tile0 = static_cast<std::int64_t>(group) * kWgs;
+  // The CTA's tiles and (threads < kWgs) one tile's scale pairs; few registers live across the
+  // chunk loop beside the 96 of the sums and the chunk accumulator.
+  std::uint8_t const* const weights =
+      args.weights + expert * args.weight_stride + tile0 * chunks * kWgmmaChunkBytes;
+  float const* const weight_scales =
+      args.weight_scales + expert * args.scale_stride +
+      (tile0 + min(tid, kWgs - 1)) * chunks * kWgmmaScalesPerTileChunk;
+  int const epoch =
+      args.ready_epoch_device != nullptr ? *args.ready_epoch_device : args.ready_epoch;
+  int const wg = warp / 4;
+  PassView const view{.full0 = ptx::smem_address(&full[0]),
+                      .empty0 = ptx::smem_address(&empty[0]),
+                      .smem_base = smem_base,
+                      .scale_stages = scale_stages,
+                      .chunks = chunks,
+                      .wg = wg,
+                      .lane = lane};
+
+  int it = 0;  // stage uses before this pass
+  bool wait_prior = args.overlap_previous;
+  for (int pass = first_pass; pass < row_end; pass += passes * kN) {
+    int const rows = min(kN, row_end - pass);
+    int const width = (rows + kWidthStep - 1) / kWidthStep * kWidthStep;
+    // This thread's x units: unit u = tid + kThreads·i is 16-byte unit u % 8 of row u / 8, so
+    // unit i sits kThreads / 8 rows after unit 0, in the same swizzle phase (kThreads / 8 is a
+    // multiple of 8): one source pointer, one stride and one destination offset serve them all.
+    int const r0 = tid / 8;
+    constexpr int kRowStep = kThreads / 8;
+    static_assert(kRowStep % 8 == 0);
+    std::uint8_t const* const unit_src = args.x + (pass + r0) * k_total + (tid % 8) * 16;
+    std::int64_t const unit_stride = kRowStep * k_total;
+    std::uint32_t const unit_dst =
+        static_cast<std::uint32_t>(r0 * kChunkK + (((tid % 8) ^ (r0 % 8)) << 4));
+    bool const scale_present = tid < rows;
+    float const* const scale_src =
+        scale_present ? args.x_scales + (pass + tid) * static_cast<std::int64_t>(chunks)
+                      : args.x_scales;
+    int const pass_it = it;
+    // Fills the stage of this pass's chunk c in two calls: weights_only (every thread waits for
+    // the stage to be free, thread 0 issues the weight copies), then this thread's x units and
+    // scales, with its arrival once the copies it issued have landed.
+    auto const fill = [&](int c, bool weights_only) {
+      int const use = pass_it + c;
+      int const s = use % kStages;
+      std::uint32_t const full_bar = ptx::smem_address(&full[s]);
+      std::uint32_t const stage = smem_base + static_cast<std::uint32_t>(s * kStageBytes);
+      if (weights_only) {
+        // Every thread first sees the stage's previous use released by every warp (a fresh
+        // barrier's phase parity 1 counts as complete, so the first round passes at once).
+        ptx::mbarrier_wait(ptx::smem_address(&empty[s]),
+                           (static_cast<std::uint32_t>(use / kStages) & 1u) ^ 1u);
+        if (tid == 0) {
+          ptx::mbarrier_arrive_expect_tx(full_bar, kWgs * kWgmmaChunkBytes);
+#pragma unroll
+          for (int w = 0; w < kWgs; ++w) {
+            ptx::bulk_copy_g2s(stage + w * kWgmmaChunkBytes,
+                               weights + (w * chunks + c) * kWgmmaChunkBytes, kWgmmaChunkBytes,
+                               full_bar);
+          }
+        }
+        return;
+      }
+      std::uint32_t const x_stage = stage + kWgs * kWgmmaChunkBytes;
+      std::int64_t const k_offset = static_cast<std::int64_t>(c) * kChunkK;
+#pragma unroll
+      for (int i = 0; i < kUnitsPerThread; ++i) {
+        int const r = r0 + kRowStep * i;
+        if (r < width) {
+          // Absent rows inside the width are zero-filled (src not read; any valid address).
+          bool const row_present = r < rows;
+          ptx::copy_16_zfill(x_stage + unit_dst + i * kRowStep * kChunkK,
+                             row_present ? unit_src + i * unit_stride + k_offset : weights,
+                             row_present ? 16u : 0u);
+        }
+      }
+      float* const stage_scales = scale_stages + s * kScaleFloats;
+      if (tid < kN) {
+        ptx::copy_4_zfill(ptx::smem_address(stage_scales + tid), scale_src + c,
+                          scale_present ? 4u : 0u);
+      }
+      if (tid < kWgs) {
+        ptx::copy_8(ptx::smem_address(stage_scales + kN + 2 * tid),
+                    weight_scales + c * kWgmmaScalesPerTileChunk);
+      }
+      ptx::cp_async_arrive_noinc(full_bar);
+    };
+    // Prologue: the first stages' weights go out before the rows are known to be ready, then
+    // warp 0 acquires the rows' readiness counters and every thread copies its x units.
+    int const early = min(kStages, chunks);
+    for (int c = 0; c < early; ++c) {
+      fill(c, true);
+    }
+    if (wait_prior) {
+      ptx::wait_prior_grid();  // x (L1's h) is the previous kernel's output
+      wait_prior = false;
+    }
+    if (args.ready_blocks != nullptr) {
+      if (warp == 0) {
+        wait_rows_ready(args, epoch, pass, rows, lane);
+      }
+      ptx::named_barrier_sync(kConsumerBarrier, kThreads);
+    }
+    for (int c = 0; c < early; ++c) {
+      fill(c, false);
+    }
+    // Before waiting for chunk c: refill the stage of chunk c - kLag (this warp has released it)
+    // with chunk c - kLag + kStages.
+    auto const refill = [&](int c) {
+      int const next = c - kLag + kStages;
+      if (c >= kLag && next < chunks) {
+        fill(next, true);
+        fill(next, false);
+      }
+    };
+    float acc[kN / 2];
+#pragma unroll
+    for (int i = 0; i < kN / 2; ++i) {
+      acc[i] = 0.0f;
+    }
+    consume_pass_trimmed<kN, kWgs, kStages>(acc, it, rows, view, refill);
+    finish_pass<kStage, kN, kThreads>(acc, args, pass, rows, tile0 + wg, group, amax);
+  }
+}
+
+}  // namespace gcmoe::kernels::fp8_wgmma
