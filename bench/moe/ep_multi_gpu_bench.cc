@@ -18,8 +18,14 @@
 // expert's rows in the routed launch. "speedup" is variant 1 over the fastest of 0, 2, 3 that
 // ran; "vs_clean" over variant 3.
 //
+// Then, when variants 0 and 1 ran: the per-bucket plan those measurements pick (GC-MoE's split
+// where it beats the faster double-buffered sequential placement by --min-gain, else the
+// sequential graph; kernels/moe/gc_partition_plan.h), and that plan's layer (EpGcMoeLayer, one per
+// GPU, its own symmetric regions, every bucket prepared once, then each timed) — its own
+// measurement, not the sweep's best.
+//
 // Usage: bench_ep_multi_gpu [--out FILE] [--reps 50] [--commit SHA] [--comm 16] [--tokens 1,4,..]
-//                           [--variants 0,1,2,3] [--timeout-ms 2000]
+//                           [--variants 0,1,2,3] [--timeout-ms 2000] [--min-gain 1.02]
 #include <cuda_runtime.h>
 #include <fmt/format.h>
 
@@ -40,6 +46,7 @@
 #include "engine/backends/cuda/green_context.h"
 #include "engine/backends/cuda/stream.h"
 #include "engine/common/cuda_check.h"
+#include "kernels/moe/ep_gc_moe_layer.h"
 #include "kernels/moe/ep_moe_rank.h"
 
 namespace gcmoe::bench {
@@ -58,7 +65,8 @@ struct Options {
   // 0 sequential, 1 GC-MoE, 2 sequential with the shared expert fused, 3 sequential with a clean
   // pass and a barrier between replays.
   std::vector<int> variants = {0, 1, 2, 3};
-  int timeout_ms = 2000;  // a rank's wait for a peer, before an error
+  int timeout_ms = 2000;   // a rank's wait for a peer, before an error
+  double min_gain = 1.02;  // the planned layer splits a bucket where GC-MoE wins by this much
 };
 
 struct Gpu {
@@ -129,6 +137,70 @@ StatusOr<double> time_replays(std::vector<Gpu>& gpus, std::vector<kernels::EpMoe
   std::chrono::duration<double, std::micro> const elapsed =
       std::chrono::steady_clock::now() - start;
   return elapsed.count() / reps;
+}
+
+// The planned layer on every GPU: µs per layer for each of `tokens` (the order every rank replays).
+StatusOr<std::vector<double>> time_planned(std::vector<Gpu>& gpus,
+                                           kernels::MoeLayerConfig const& config,
+                                           kernels::GcPartitionPlan const& plan,
+                                           std::vector<int> const& tokens, Options const& options) {
+  int const n = static_cast<int>(gpus.size());
+  std::vector<int> devices(static_cast<std::size_t>(n));
+  for (int r = 0; r < n; ++r) {
+    devices[static_cast<std::size_t>(r)] = gpus[static_cast<std::size_t>(r)].device;
+  }
+  GCMOE_ASSIGN_OR_RETURN(
+      auto memories,
+      cuda::SymmetricMemory::allocate_local_group(
+          kernels::EpMoeRank::symmetric_bytes(config, kMaxTokensPerRank, n), devices));
+  std::vector<kernels::EpGcMoeLayer> layers;
+  for (int r = 0; r < n; ++r) {
+    GCMOE_ASSIGN_OR_RETURN(
+        auto layer, kernels::EpGcMoeLayer::create(
+                        config, kMaxTokensPerRank, n, r, devices[static_cast<std::size_t>(r)],
+                        std::move(memories[static_cast<std::size_t>(r)]),
+                        {.plan = plan,
+                         .timeout_ns = static_cast<std::uint64_t>(options.timeout_ms) * 1000000}));
+    layers.push_back(std::move(layer));
+  }
+  for (int const t : tokens) {
+    for (int r = 0; r < n; ++r) {
+      Gpu& g = gpus[static_cast<std::size_t>(r)];
+      GCMOE_CHECK_CUDA(cudaSetDevice(g.device));
+      GCMOE_RETURN_IF_ERROR(
+          layers[static_cast<std::size_t>(r)].prepare(g.weights, g.x.data(), g.out.data(), t));
+    }
+  }
+  auto const replay_all = [&](int t) -> Status {
+    for (int r = 0; r < n; ++r) {
+      GCMOE_CHECK_CUDA(cudaSetDevice(devices[static_cast<std::size_t>(r)]));
+      GCMOE_RETURN_IF_ERROR(layers[static_cast<std::size_t>(r)].replay(t));
+    }
+    return Status();
+  };
+  auto const sync_all = [&]() -> Status {
+    for (int r = 0; r < n; ++r) {
+      GCMOE_CHECK_CUDA(cudaSetDevice(devices[static_cast<std::size_t>(r)]));
+      GCMOE_RETURN_IF_ERROR(layers[static_cast<std::size_t>(r)].synchronize());
+    }
+    return Status();
+  };
+  std::vector<double> us;
+  for (int const t : tokens) {
+    for (int i = 0; i < 4; ++i) {
+      GCMOE_RETURN_IF_ERROR(replay_all(t));
+    }
+    GCMOE_RETURN_IF_ERROR(sync_all());
+    auto const start = std::chrono::steady_clock::now();
+    for (int i = 0; i < options.reps; ++i) {
+      GCMOE_RETURN_IF_ERROR(replay_all(t));
+    }
+    GCMOE_RETURN_IF_ERROR(sync_all());
+    std::chrono::duration<double, std::micro> const elapsed =
+        std::chrono::steady_clock::now() - start;
+    us.push_back(elapsed.count() / options.reps);
+  }
+  return us;
 }
 
 Status run(Options const& options) {
@@ -204,6 +276,7 @@ Status run(Options const& options) {
              "floor_us", "seq_shared_us", "seq_fused_us", "seq_clean_us", "gc_us", "speedup",
              "vs_clean", "gc/floor");
   nlohmann::json points = nlohmann::json::array();
+  std::vector<kernels::GcPartitionMeasurement> measured;
   for (int const tokens : options.tokens) {
     // 0: sequential, shared expert in its own launches; 1: GC-MoE; 2: sequential, shared expert
     // in the routed launch (the baseline's faster placement on one GPU at decode sizes).
@@ -292,6 +365,35 @@ Status run(Options const& options) {
                       {"speedup_over_sequential", over_gc(sequential)},
                       {"speedup_over_clean_barrier", over_gc(us[3])},
                       {"gc_moe_over_floor", us[1] / floor_us}});
+    if (us[0] > 0.0 && us[1] > 0.0) {
+      // The sequential placements as the plan weighs them: shared expert fused (else separate).
+      measured.push_back({.tokens = tokens,
+                          .sequential_us = us[2] > 0.0 ? us[2] : us[0],
+                          .sequential_separate_us = us[2] > 0.0 ? us[0] : 0.0,
+                          .gc_us = {{gpus[0].partition.comm().sm_count(), us[1]}}});
+    }
+  }
+  nlohmann::json plan_json = nullptr;
+  if (!measured.empty() && measured.size() == options.tokens.size()) {
+    GCMOE_ASSIGN_OR_RETURN(auto plan, kernels::GcPartitionPlan::choose(measured, options.min_gain));
+    plan_json = nlohmann::json::parse(plan.to_json());
+    fmt::print("planned: {}\n", plan_json["steps"].dump());
+    GCMOE_ASSIGN_OR_RETURN(std::vector<double> const planned,
+                           time_planned(gpus, config, plan, options.tokens, options));
+    for (std::size_t i = 0; i < planned.size(); ++i) {
+      nlohmann::json& point = points[i];
+      double const best = point["sequential_us"].get<double>();
+      double const clean = point["sequential_clean_barrier_us"].get<double>();
+      point["planned_comm_sms"] = plan.comm_sms(options.tokens[i]);
+      point["planned_us"] = planned[i];
+      point["planned_speedup_over_sequential"] = best / planned[i];
+      point["planned_speedup_over_clean_barrier"] = clean > 0.0 ? clean / planned[i] : 0.0;
+      fmt::print(
+          "{:>7} planned comm {:>3} SMs {:>9.1f} us  {:>5.2f}x best sequential  {:>5.2f}x "
+          "clean+barrier\n",
+          options.tokens[i], plan.comm_sms(options.tokens[i]), planned[i], best / planned[i],
+          clean > 0.0 ? clean / planned[i] : 0.0);
+    }
   }
   cudaDeviceProp prop{};
   GCMOE_CHECK_CUDA(cudaGetDeviceProperties(&prop, 0));
@@ -303,6 +405,8 @@ Status run(Options const& options) {
                               {"ceiling_gbps", ceiling_gbps},
                               {"comm_sms", gpus[0].partition.comm().sm_count()},
                               {"reps", options.reps},
+                              {"min_gain", options.min_gain},
+                              {"partition_plan", plan_json},
                               {"points", points}};
   std::ofstream(options.out) << doc.dump(2) << "\n";
   return Status();
@@ -323,6 +427,8 @@ int main(int argc, char** argv) {
                  "3 sequential (clean pass and barrier), 4 GC-MoE (shared fused; ablation)")
       ->delimiter(',')
       ->check(CLI::Range(0, 4));
+  app.add_option("--min-gain", options.min_gain, "the plan's threshold for a split (1.02: 2%)")
+      ->check(CLI::Range(1.0, 2.0));
   app.add_option("--timeout-ms", options.timeout_ms, "a rank's wait for a peer (ms)")
       ->check(CLI::Range(1, 600000));
   app.add_option("--tokens", options.tokens, "tokens per rank (list)")

@@ -46,6 +46,8 @@ class EpMoeRank {
   static StatusOr<EpMoeRank> create(MoeLayerConfig const& config, int max_tokens, int ranks,
                                     int rank, cuda::SymmetricMemory memory);
 
+  // The buffer set of the step begun last (what a graph captured by enqueue_step uses).
+  int parity() const { return parity_; }
   // Starts a step (a layer replay): the next parity (always 0 with kCleanAndBarrier). Host-side.
   void begin_step() { parity_ = handoff_ == EpStepHandoff::kDoubleBuffered ? parity_ ^ 1 : 0; }
 

@@ -37,21 +37,7 @@ TEST_CASE("EP across GPUs: one rank per GPU equals the single-rank layer") {
   int devices = 0;
   REQUIRE(cudaGetDeviceCount(&devices) == cudaSuccess);
   int const ranks = devices >= 4 ? 4 : 2;
-  for (int a = 0; a < ranks; ++a) {
-    REQUIRE(cudaSetDevice(a) == cudaSuccess);
-    for (int b = 0; b < ranks; ++b) {
-      if (a == b) {
-        continue;
-      }
-      int can = 0;
-      REQUIRE(cudaDeviceCanAccessPeer(&can, a, b) == cudaSuccess);
-      REQUIRE(can == 1);
-      cudaError_t const e = cudaDeviceEnablePeerAccess(b, 0);
-      REQUIRE((e == cudaSuccess || e == cudaErrorPeerAccessAlreadyEnabled));
-      cudaGetLastError();
-    }
-  }
-  REQUIRE(cudaSetDevice(0) == cudaSuccess);
+  testing::enable_peer_access(ranks);
   testing::MoeLayerCase c;
   c.experts = 16;
   c.top_k = 8;

@@ -55,6 +55,24 @@ MoeLayerCase group_case() {
 
 }  // namespace
 
+void enable_peer_access(int ranks) {
+  for (int a = 0; a < ranks; ++a) {
+    REQUIRE(cudaSetDevice(a) == cudaSuccess);
+    for (int b = 0; b < ranks; ++b) {
+      if (a == b) {
+        continue;
+      }
+      int can = 0;
+      REQUIRE(cudaDeviceCanAccessPeer(&can, a, b) == cudaSuccess);
+      REQUIRE(can == 1);
+      cudaError_t const e = cudaDeviceEnablePeerAccess(b, 0);
+      REQUIRE((e == cudaSuccess || e == cudaErrorPeerAccessAlreadyEnabled));
+      cudaGetLastError();
+    }
+  }
+  REQUIRE(cudaSetDevice(0) == cudaSuccess);
+}
+
 int ep_tokens_of(int rank, int step, int max_tokens) {
   return (step == 2 && rank == 1) ? 0 : 1 + (rank * 7 + step * 5) % max_tokens;
 }

@@ -15,6 +15,8 @@
 namespace gcmoe::testing {
 
 // What every EP test shares (in one process or as rank processes).
+// Peer access between devices 0..ranks-1, both ways (REQUIRE: every pair can).
+void enable_peer_access(int ranks);
 // Rank r's tokens in step s: uneven, and rank 1 brings none in step 2.
 int ep_tokens_of(int rank, int step, int max_tokens);
 
