@@ -87,7 +87,7 @@ Status launch_expert_ffn(MoeLayerConfig const& c, ExpertSet const& experts,
     l1.error = sync->error;
     l1.ready_timeout_ns = sync->wait_timeout_ns;
     l1.ready_system_scope = sync->system_scope;
-    l1.allow_overlap_next = sync->overlap_down && !mxfp4;
+    l1.allow_overlap_next = sync->overlap_down;
   }
   GCMOE_RETURN_IF_ERROR(launch(l1));
   Fp8ExpertGemmArgs l2 = l1;
@@ -106,7 +106,7 @@ Status launch_expert_ffn(MoeLayerConfig const& c, ExpertSet const& experts,
   l2.ready_blocks = nullptr;
   l2.ready_epoch_device = nullptr;
   l2.allow_overlap_next = false;
-  l2.overlap_previous = sync != nullptr && sync->overlap_down && !mxfp4;
+  l2.overlap_previous = sync != nullptr && sync->overlap_down;
   return launch(l2);
 }
 

@@ -46,7 +46,6 @@ SharedExpertSlot shared_expert_slot(MoeLayerDeviceWeights const& weights, int ro
 
 // `select` names the experts: expert_offsets / active_experts / num_active / max_active /
 // rows_per_expert_hint, or fixed_expert / fixed_rows (FP8 only); its other fields are ignored.
-// MXFP4 runs without programmatic dependent launch (the kernel has none yet).
 Status launch_expert_ffn(MoeLayerConfig const& config, ExpertSet const& experts,
                          ExpertFfnRows const& rows, Fp8ExpertGemmArgs const& select,
                          MoeLayerSync const* sync, cudaStream_t stream);

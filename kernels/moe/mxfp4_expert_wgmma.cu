@@ -61,6 +61,11 @@ __global__ void __launch_bounds__((kWgs * 4 + 1) * 32, kMinBlocks)
   std::uint64_t* const empty_x = barriers + 3 * kStages;
   __shared__ unsigned amax[kN];
 
+  // Programmatic dependent launch: the next kernel (L2) may start once every CTA of this one has
+  // started (or exited); it streams its first weight stages and waits for this grid before x.
+  if (args.allow_overlap_next) {
+    ptx::launch_dependents();
+  }
   int const slot = static_cast<int>(blockIdx.y);
   if (slot >= *args.num_active) {
     return;
@@ -104,6 +109,7 @@ __global__ void __launch_bounds__((kWgs * 4 + 1) * 32, kMinBlocks)
     auto const* const scales =
         reinterpret_cast<std::uint8_t const*>(args.weight_scales) + expert * args.scale_stride * 4;
     int it = 0;
+    bool wait_prior = args.overlap_previous;
     for (int pass = first_pass; pass < row_end; pass += passes * kN) {
       int const rows = min(kN, row_end - pass);
       auto const issue_weights = [&](int c) {
@@ -153,6 +159,10 @@ __global__ void __launch_bounds__((kWgs * 4 + 1) * 32, kMinBlocks)
       int const early = min(kStages, chunks);
       for (int c = 0; c < early; ++c) {
         issue_weights(c);
+      }
+      if (wait_prior) {
+        ptx::wait_prior_grid();  // x (L1's h) is the previous kernel's output
+        wait_prior = false;
       }
       if (args.ready_blocks != nullptr) {
         // A replayed graph's epoch lives on the device (the layer's last kernel advances it).
@@ -430,8 +440,18 @@ void launch(Fp8ExpertGemmArgs const& args, Mxfp4WgmmaTuning const& tuning, cudaS
                   static_cast<unsigned>(args.max_active));
   auto const kernel =
       tuning.early_release ? kernel_for<kStage, kN, true>() : kernel_for<kStage, kN, false>();
-  kernel<<<grid, (kWgs * 4 + 1) * 32, smem_bytes<kStage, kN>(), stream>>>(
-      args, passes, tuning.stream_only ? 1 : 0);
+  cudaLaunchConfig_t config{};
+  config.gridDim = grid;
+  config.blockDim = dim3((kWgs * 4 + 1) * 32);
+  config.dynamicSmemBytes = smem_bytes<kStage, kN>();
+  config.stream = stream;
+  cudaLaunchAttribute attribute{};
+  attribute.id = cudaLaunchAttributeProgrammaticStreamSerialization;
+  attribute.val.programmaticStreamSerializationAllowed = 1;
+  config.attrs = &attribute;
+  config.numAttrs = args.overlap_previous ? 1 : 0;
+  int const stream_only = tuning.stream_only ? 1 : 0;
+  cudaLaunchKernelEx(&config, kernel, args, passes, stream_only);
 }
 
 template <ExpertGemmStage kStage>
@@ -470,11 +490,10 @@ Status launch_mxfp4_expert_wgmma(Fp8ExpertGemmArgs const& args, cudaStream_t str
   GCMOE_CHECK_ARG_MSG(args.tiles > 0 && args.tiles % (gate_up ? 16 : 8) == 0,
                       "mxfp4 expert wgmma: I and H must be positive multiples of 128");
   GCMOE_CHECK_ARG_MSG(args.rows_per_expert_hint <= (1 << 20), "mxfp4 expert wgmma: bad hint");
-  // Options of the FP8 WGMMA version this kernel does not implement yet: refused, never ignored
-  // (a fixed expert comes without offsets; PDL would be silently wrong).
-  GCMOE_CHECK_ARG_MSG(args.fixed_expert < 0 && !args.overlap_previous && !args.allow_overlap_next,
-                      "mxfp4 expert wgmma: fixed_expert and programmatic dependent launch are not "
-                      "supported (FP8 WGMMA version only)");
+  // An option of the FP8 WGMMA version this kernel does not implement: refused, never ignored
+  // (a fixed expert comes without offsets).
+  GCMOE_CHECK_ARG_MSG(args.fixed_expert < 0,
+                      "mxfp4 expert wgmma: fixed_expert is not supported (FP8 WGMMA version only)");
   GCMOE_CHECK_ARG_MSG(
       reinterpret_cast<std::uintptr_t>(args.weights) % 16 == 0 && args.weight_stride % 16 == 0 &&
           reinterpret_cast<std::uintptr_t>(args.weight_scales) % 16 == 0 &&

@@ -47,8 +47,9 @@ Status preload_mxfp4_expert_wgmma();
 // - tiles: 16-row tiles as in version 1, L1 I/8 (a multiple of 16), L2 H/16 (a multiple of 8);
 // - chunks: K / 128;
 // - DeepSeek semantics: requant RequantScale::kPow2, swiglu_limit 10, route_weights set.
-// Rows per pass 8, 16 or 32 by rows_per_expert_hint, up to 8 passes side by side. Not supported
-// (INVALID_ARGUMENT): fixed_expert, overlap_previous / allow_overlap_next.
+// Rows per pass 8, 16 or 32 by rows_per_expert_hint, up to 8 passes side by side. Programmatic
+// dependent launch (overlap_previous / allow_overlap_next) as the FP8 version. Not supported
+// (INVALID_ARGUMENT): fixed_expert.
 Status launch_mxfp4_expert_wgmma(Fp8ExpertGemmArgs const& args, cudaStream_t stream);
 
 // How the pipeline hands stages back (version 3; bench/NOTES.md, "MXFP4 expert GEMM", v3). The
