@@ -1,6 +1,7 @@
 #include <algorithm>
 
 #include "engine/common/cuda_check.h"
+#include "kernels/hopper/pdl_launch.h"
 #include "kernels/moe/fp8_expert_wgmma.h"
 #include "kernels/moe/fp8_expert_wgmma_kernel.cuh"
 #include "kernels/moe/fp8_expert_wgmma_wide.cuh"
@@ -88,18 +89,11 @@ cudaError_t launch(Fp8ExpertGemmArgs const& args, cudaStream_t stream) {
   int const tiles64 = args.tiles * kTileRows / kWgmmaTileRows;
   int const hint = args.rows_per_expert_hint < 1 ? 1 : args.rows_per_expert_hint;
   int const passes = std::min((hint + kN - 1) / kN, kMaxParallelPasses);
-  cudaLaunchConfig_t config{};
-  config.gridDim =
-      dim3(static_cast<unsigned>(tiles64 / kWgs * passes), static_cast<unsigned>(args.max_active));
-  config.blockDim = dim3(kWideKernel<kN> ? kWgs * 128 : (kWgs * 4 + 1) * 32);
-  config.dynamicSmemBytes = smem_bytes<kStage, kN>();
-  config.stream = stream;
-  cudaLaunchAttribute attribute{};
-  attribute.id = cudaLaunchAttributeProgrammaticStreamSerialization;
-  attribute.val.programmaticStreamSerializationAllowed = 1;
-  config.attrs = &attribute;
-  config.numAttrs = args.overlap_previous ? 1 : 0;
-  return cudaLaunchKernelEx(&config, kernel_for<kStage, kN>(), args, passes);
+  dim3 const grid(static_cast<unsigned>(tiles64 / kWgs * passes),
+                  static_cast<unsigned>(args.max_active));
+  dim3 const block(kWideKernel<kN> ? kWgs * 128 : (kWgs * 4 + 1) * 32);
+  return hopper::launch_with_pdl(kernel_for<kStage, kN>(), grid, block, smem_bytes<kStage, kN>(),
+                                 stream, args.overlap_previous, args, passes);
 }
 
 // Rows per pass: 8 for hints up to 8; 16 (two CTAs per SM) with parallel passes up to 32 rows

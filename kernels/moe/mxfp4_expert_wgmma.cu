@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "engine/common/cuda_check.h"
+#include "kernels/hopper/pdl_launch.h"
 #include "kernels/hopper/ptx.cuh"
 #include "kernels/hopper/wgmma_register_a.cuh"
 #include "kernels/moe/expert_rows_ready.cuh"
@@ -440,18 +441,11 @@ void launch(Fp8ExpertGemmArgs const& args, Mxfp4WgmmaTuning const& tuning, cudaS
                   static_cast<unsigned>(args.max_active));
   auto const kernel =
       tuning.early_release ? kernel_for<kStage, kN, true>() : kernel_for<kStage, kN, false>();
-  cudaLaunchConfig_t config{};
-  config.gridDim = grid;
-  config.blockDim = dim3((kWgs * 4 + 1) * 32);
-  config.dynamicSmemBytes = smem_bytes<kStage, kN>();
-  config.stream = stream;
-  cudaLaunchAttribute attribute{};
-  attribute.id = cudaLaunchAttributeProgrammaticStreamSerialization;
-  attribute.val.programmaticStreamSerializationAllowed = 1;
-  config.attrs = &attribute;
-  config.numAttrs = args.overlap_previous ? 1 : 0;
   int const stream_only = tuning.stream_only ? 1 : 0;
-  cudaLaunchKernelEx(&config, kernel, args, passes, stream_only);
+  // Errors surface through GCMOE_CHECK_LAUNCH after the launch (cudaGetLastError).
+  static_cast<void>(hopper::launch_with_pdl(kernel, grid, dim3((kWgs * 4 + 1) * 32),
+                                            smem_bytes<kStage, kN>(), stream, args.overlap_previous,
+                                            args, passes, stream_only));
 }
 
 template <ExpertGemmStage kStage>

@@ -22,10 +22,7 @@ namespace {
 using cuda::DeviceBuffer;
 
 TEST_CASE("EP GC-MoE layer across GPUs: split and sequential buckets equal the single-rank layer") {
-  int devices = 0;
-  REQUIRE(cudaGetDeviceCount(&devices) == cudaSuccess);
-  int const ranks = devices >= 4 ? 4 : 2;
-  testing::enable_peer_access(ranks);
+  int const ranks = testing::multi_gpu_ranks();
   testing::MoeLayerCase c;
   c.experts = 16;
   c.top_k = 8;

@@ -34,10 +34,7 @@ struct GpuRank {
 };
 
 TEST_CASE("EP across GPUs: one rank per GPU equals the single-rank layer") {
-  int devices = 0;
-  REQUIRE(cudaGetDeviceCount(&devices) == cudaSuccess);
-  int const ranks = devices >= 4 ? 4 : 2;
-  testing::enable_peer_access(ranks);
+  int const ranks = testing::multi_gpu_ranks();
   testing::MoeLayerCase c;
   c.experts = 16;
   c.top_k = 8;

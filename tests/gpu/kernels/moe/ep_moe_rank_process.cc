@@ -55,7 +55,10 @@ MoeLayerCase group_case() {
 
 }  // namespace
 
-void enable_peer_access(int ranks) {
+int multi_gpu_ranks() {
+  int devices = 0;
+  REQUIRE(cudaGetDeviceCount(&devices) == cudaSuccess);
+  int const ranks = devices >= 4 ? 4 : 2;
   for (int a = 0; a < ranks; ++a) {
     REQUIRE(cudaSetDevice(a) == cudaSuccess);
     for (int b = 0; b < ranks; ++b) {
@@ -71,6 +74,7 @@ void enable_peer_access(int ranks) {
     }
   }
   REQUIRE(cudaSetDevice(0) == cudaSuccess);
+  return ranks;
 }
 
 int ep_tokens_of(int rank, int step, int max_tokens) {

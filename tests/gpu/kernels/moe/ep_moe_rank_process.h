@@ -15,8 +15,9 @@
 namespace gcmoe::testing {
 
 // What every EP test shares (in one process or as rank processes).
-// Peer access between devices 0..ranks-1, both ways (REQUIRE: every pair can).
-void enable_peer_access(int ranks);
+// The ranks of a test with one rank per GPU (4 where there are 4 GPUs or more, else 2), with
+// peer access enabled between their devices both ways (REQUIRE: every pair can); device 0 current.
+int multi_gpu_ranks();
 // Rank r's tokens in step s: uneven, and rank 1 brings none in step 2.
 int ep_tokens_of(int rank, int step, int max_tokens);
 

@@ -101,23 +101,14 @@ TEST_CASE("GC-MoE layer equals the sequential baseline and the CPU reference (GL
 }
 
 TEST_CASE("GC-MoE layer at other comm partition sizes (DeepSeek-V4.1 semantics)") {
-  MoeLayerCase c;
-  c.family = MoeFamily::kDeepseekV41;
-  c.hidden = 384;
-  c.experts = 24;
-  c.top_k = 6;
+  MoeLayerCase c = testing::deepseek_small_case();
   c.tokens = 33;
   c.seed = 400;
   run_case(c, GENERATE(8, 48));
 }
 
 TEST_CASE("GC-MoE layer with MXFP4 routed experts (DeepSeek-V4.1 checkpoint format)") {
-  MoeLayerCase c;
-  c.family = MoeFamily::kDeepseekV41;
-  c.format = ExpertWeightFormat::kMxfp4;
-  c.hidden = 384;
-  c.experts = 24;
-  c.top_k = 6;
+  MoeLayerCase c = testing::deepseek_small_case(ExpertWeightFormat::kMxfp4);
   c.tokens = GENERATE(3, 33);
   c.seed = 450 + static_cast<std::uint64_t>(c.tokens);
   run_case(c, 16);

@@ -213,6 +213,16 @@ MoeLayerFixture make_moe_layer_fixture(MoeLayerCase const& c) {
   return f;
 }
 
+MoeLayerCase deepseek_small_case(ExpertWeightFormat format) {
+  MoeLayerCase c;
+  c.family = kernels::MoeFamily::kDeepseekV41;
+  c.format = format;
+  c.hidden = 384;
+  c.experts = 24;
+  c.top_k = 6;
+  return c;
+}
+
 RankWeights upload_rank_weights(MoeLayerFixture const& f, int ranks, int rank) {
   REQUIRE((ranks >= 1 && f.c.experts % ranks == 0 && rank >= 0 && rank < ranks));
   int const local = f.c.experts / ranks;

@@ -48,6 +48,11 @@ struct MoeLayerFixture {
 
 MoeLayerFixture make_moe_layer_fixture(MoeLayerCase const& c);
 
+// A small layer of DeepSeek-V4.1 semantics (H 384, I 128, 24 experts, top-6) with its routed
+// experts in `format`.
+MoeLayerCase deepseek_small_case(
+    kernels::ExpertWeightFormat format = kernels::ExpertWeightFormat::kFp8Block128);
+
 // Rank `rank`'s share of the fixture's layer under expert parallelism over `ranks`, on the current
 // device: the router (the same on every rank), its E/R routed experts (local index 0..E/R-1),
 // then the shared expert (shared_index = E/R). Copies from the fixture's device buffers

@@ -55,23 +55,14 @@ TEST_CASE("MoE layer on the GPU matches the CPU reference (GLM-5.2 semantics)") 
 }
 
 TEST_CASE("MoE layer on the GPU matches the CPU reference (DeepSeek-V4.1 semantics)") {
-  MoeLayerCase c;
-  c.family = MoeFamily::kDeepseekV41;
-  c.hidden = 384;
-  c.experts = 24;
-  c.top_k = 6;
+  MoeLayerCase c = testing::deepseek_small_case();
   c.tokens = GENERATE(1, 33);
   c.seed = 200 + static_cast<std::uint64_t>(c.tokens);
   run_case(c);
 }
 
 TEST_CASE("MoE layer on the GPU matches the CPU reference (DeepSeek-V4.1, MXFP4 routed experts)") {
-  MoeLayerCase c;
-  c.family = MoeFamily::kDeepseekV41;
-  c.format = ExpertWeightFormat::kMxfp4;
-  c.hidden = 384;
-  c.experts = 24;
-  c.top_k = 6;
+  MoeLayerCase c = testing::deepseek_small_case(ExpertWeightFormat::kMxfp4);
   c.tokens = GENERATE(1, 9, 40);
   c.seed = 250 + static_cast<std::uint64_t>(c.tokens);
   run_case(c);
