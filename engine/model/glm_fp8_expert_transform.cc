@@ -5,15 +5,12 @@
 
 #include "engine/common/check.h"
 #include "kernels/moe/fp8_expert_wgmma_layout.h"
+#include "kernels/moe/packed_expert_sections.h"
 
 namespace gcmoe::model {
 namespace {
 
 constexpr std::int64_t kScaleBlock = 128;
-
-std::int64_t align_up(std::int64_t const value) {
-  return (value + kSectionAlign - 1) / kSectionAlign * kSectionAlign;
-}
 
 Status check_linear(LinearSpec const& linear) {
   config::WeightFormat const& f = linear.format;
@@ -70,14 +67,13 @@ StatusOr<GlmFp8PackedLayout> glm_fp8_packed_layout(SwigluSpec const& expert) {
   layout.l1_chunks = hidden / kernels::kChunkK;
   layout.l2_tiles = hidden / kernels::kWgmmaTileRows;
   layout.l2_chunks = inter / kernels::kChunkK;
-  std::int64_t const l1_cells = layout.l1_tiles * layout.l1_chunks;
-  std::int64_t const l2_cells = layout.l2_tiles * layout.l2_chunks;
-  std::int64_t const scale_bytes = kernels::kWgmmaScalesPerTileChunk * std::int64_t{sizeof(float)};
-  layout.l1_codes = 0;
-  layout.l1_scales = align_up(l1_cells * kernels::kWgmmaChunkBytes);
-  layout.l2_codes = layout.l1_scales + align_up(l1_cells * scale_bytes);
-  layout.l2_scales = layout.l2_codes + align_up(l2_cells * kernels::kWgmmaChunkBytes);
-  layout.total = layout.l2_scales + align_up(l2_cells * scale_bytes);
+  // The kernels' section layout (one definition for loader, tests and benchmarks).
+  kernels::PackedExpertSections const s = kernels::fp8_expert_sections(hidden, inter);
+  layout.l1_codes = s.l1_codes;
+  layout.l1_scales = s.l1_scales;
+  layout.l2_codes = s.l2_codes;
+  layout.l2_scales = s.l2_scales;
+  layout.total = s.stride;
   return layout;
 }
 

@@ -3,16 +3,14 @@
 // (kernels/moe/fp8_expert_wgmma_layout.h): gate/up interleaved into 64-row L1 tiles and down into
 // 64-row L2 tiles, each (tile, 128-K chunk) as WGMMA's 128-byte-swizzled shared-memory image with
 // its two f32 scales. One expert's packed bytes:
-//   [L1 codes][L1 scales][L2 codes][L2 scales], each section starting on a kSectionAlign boundary.
+//   [L1 codes][L1 scales][L2 codes][L2 scales], each section 256-byte aligned
+// (kernels/moe/packed_expert_sections.h, the one definition the kernels, tests and benchmarks use).
 
 #include <cstdint>
 
 #include "engine/model/expert_layout_transform.h"
 
 namespace gcmoe::model {
-
-// Section starts are aligned for 16-byte vector loads and whole 256-byte transactions.
-inline constexpr std::int64_t kSectionAlign = 256;
 
 struct GlmFp8PackedLayout {
   std::int64_t l1_tiles = 0;   // intermediate / 32

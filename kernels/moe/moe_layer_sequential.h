@@ -13,27 +13,11 @@
 #include "kernels/moe/align_sort.h"
 #include "kernels/moe/fp8_expert_gemm.h"
 #include "kernels/moe/moe_layer_ref.h"
+#include "kernels/moe/packed_expert_sections.h"
 
 namespace gcmoe::kernels {
 
 struct ExpertFfnRows;  // expert_ffn_launch.h
-
-// Where one packed expert's sections sit (bytes from the expert's start; the expert's stride):
-// the WGMMA layout (fp8_expert_wgmma_layout.h), as model::GlmFp8PackedLayout makes at load time.
-struct PackedExpertSections {
-  std::int64_t l1_codes = 0;
-  std::int64_t l1_scales = 0;  // f32; 4-byte aligned
-  std::int64_t l2_codes = 0;
-  std::int64_t l2_scales = 0;
-  std::int64_t stride = 0;  // bytes from one expert to the next; a multiple of 16
-
-  bool operator==(PackedExpertSections const&) const = default;
-};
-
-// How a layer's routed experts are packed: FP8 e4m3 with 128×128 scales (GLM-5.2;
-// fp8_expert_wgmma_layout.h) or MXFP4 (DeepSeek V4/V4.1; mxfp4_expert_wgmma_layout.h: the sections'
-// scales are the packed scale words).
-enum class ExpertWeightFormat { kFp8Block128, kMxfp4 };
 
 // The shared expert is stored as expert E, right after the E routed ones, and runs in the same
 // GEMM launches as an expert every token is routed to (so it adds rows, not launches).

@@ -7,7 +7,7 @@ namespace gcmoe::kernels {
 namespace {
 
 std::int64_t align_up(std::int64_t v) {
-  return (v + 255) / 256 * 256;
+  return (v + kPackedSectionAlign - 1) / kPackedSectionAlign * kPackedSectionAlign;
 }
 
 // L1 and L2 images of `image_bytes` codes and `scale_bytes` scales each.
@@ -27,7 +27,8 @@ PackedExpertSections sections_of(std::int64_t hidden, std::int64_t inter, std::i
 }  // namespace
 
 PackedExpertSections fp8_expert_sections(std::int64_t hidden, std::int64_t inter) {
-  return sections_of(hidden, inter, kWgmmaChunkBytes, 8);
+  return sections_of(hidden, inter, kWgmmaChunkBytes,
+                     kWgmmaScalesPerTileChunk * static_cast<std::int64_t>(sizeof(float)));
 }
 
 PackedExpertSections mxfp4_expert_sections(std::int64_t hidden, std::int64_t inter) {
