@@ -1,0 +1,385 @@
+#pragma once
+// The MXFP4 expert WGMMA kernel (mxfp4_expert_wgmma.h describes the pipeline, the decode and the
+// scale handling); its configurations and launches are mxfp4_expert_wgmma.cu. Included by
+// mxfp4_expert_wgmma.cu only.
+
+#include <cuda_bf16.h>
+
+#include "kernels/hopper/ptx.cuh"
+#include "kernels/hopper/wgmma_register_a.cuh"
+#include "kernels/moe/expert_rows_ready.cuh"
+#include "kernels/moe/fp8_activation_math.cuh"
+#include "kernels/moe/fp8_expert_gemm.h"
+#include "kernels/moe/mxfp4_expert_wgmma_layout.h"
+#include "kernels/moe/mxfp4_register_decode.cuh"
+
+namespace gcmoe::kernels::mxfp4_wgmma {
+
+namespace ptx = hopper;
+using mxfp4_decode::decode_step;
+using mxfp4_decode::load_shared_16;
+using mxfp4_decode::load_shared_4;
+using mxfp4_decode::load_shared_8;
+using mxfp4_decode::Lut;
+using mxfp4_decode::lut_for;
+using mxfp4_decode::narrow_ratio;
+using mxfp4_decode::pow2_scale;
+using mxfp4_decode::read_special;
+
+constexpr int kConsumerBarrier = 1;  // named barrier of the consumer warpgroups (0 = syncthreads)
+constexpr int kScaleImageBytes = kMxScaleImageWords * 4;  // 272
+constexpr int kXRowBytes = kMxChunkK;                     // one FP8 x row of a chunk
+
+template <int kWgs, int kN>
+__host__ __device__ constexpr int stage_bytes() {
+  return (kN * kXRowBytes + kWgs * (kMxCodeImageBytes + kScaleImageBytes) + 1023) / 1024 * 1024;
+}
+
+// kWgs consumer warpgroups (64 weight rows each) + one producer warp; kN token rows per pass;
+// `passes` CTAs of one tile group run side by side over an expert's rows (as fp8_expert_wgmma).
+// A stage's weight images and its x rows have barriers of their own (version 3): with
+// kEarlyRelease the consumers hand the weight part back as soon as they have loaded their share
+// into registers, before the decode and the MMA, so the next bulk copy into it starts a chunk's
+// compute earlier (the x rows, read by the WGMMA from shared memory, are released after it).
+// stream_only (benchmark probe): the consumers release both parts unread.
+template <ExpertGemmStage kStage, int kWgs, int kN, int kStages, int kMinBlocks, bool kEarlyRelease>
+__global__ void __launch_bounds__((kWgs * 4 + 1) * 32, kMinBlocks)
+    mxfp4_expert_wgmma_kernel(Fp8ExpertGemmArgs args, int passes, int stream_only) {
+  static_assert(kN == 8 || kN == 16 || kN == 32);
+  static_assert(kStage != ExpertGemmStage::kGateUp || kWgs * 32 == kMxChunkK,
+                "L1 CTAs own one 128-output requantization group");
+  constexpr int kStageBytes = stage_bytes<kWgs, kN>();
+  constexpr int kConsumerThreads = kWgs * 128;
+  constexpr int kCodesOffset = kN * kXRowBytes;  // x rows first: 1024-aligned for the swizzle
+  constexpr int kScalesOffset = kCodesOffset + kWgs * kMxCodeImageBytes;
+  extern __shared__ unsigned char smem_raw[];
+  // [full weights | full x | empty weights | empty x][kStages]: one array, so the consumers reach
+  // all four from one address register.
+  __shared__ __align__(8) std::uint64_t barriers[4 * kStages];
+  std::uint64_t* const full_w = barriers;
+  std::uint64_t* const full_x = barriers + kStages;
+  std::uint64_t* const empty_w = barriers + 2 * kStages;
+  std::uint64_t* const empty_x = barriers + 3 * kStages;
+  __shared__ unsigned amax[kN];
+
+  // Programmatic dependent launch: the next kernel (L2) may start once every CTA of this one has
+  // started (or exited); it streams its first weight stages and waits for this grid before x.
+  if (args.allow_overlap_next) {
+    ptx::launch_dependents();
+  }
+  int const slot = static_cast<int>(blockIdx.y);
+  if (slot >= *args.num_active) {
+    return;
+  }
+  int const expert = args.active_experts[slot];
+  int const row_begin = args.expert_offsets[expert];
+  int const row_end = args.expert_offsets[expert + 1];
+  int const chunks = args.chunks;
+  std::int64_t const k_total = static_cast<std::int64_t>(chunks) * kMxChunkK;
+  int const warp = static_cast<int>(threadIdx.x) / 32;
+  int const lane = static_cast<int>(threadIdx.x) % 32;
+
+  // Dynamic shared memory: kStages stages from the first 1024-byte boundary, then the stages'
+  // activation scales [kStages][kN].
+  std::uint32_t const align_pad =
+      ((ptx::smem_address(smem_raw) + 1023u) & ~1023u) - ptx::smem_address(smem_raw);
+  unsigned char* const stages = smem_raw + align_pad;
+  std::uint32_t const smem_base = ptx::smem_address(stages);
+  float* const x_scale_stages = reinterpret_cast<float*>(stages + kStages * kStageBytes);
+  if (threadIdx.x == 0) {
+    for (int s = 0; s < kStages; ++s) {
+      ptx::mbarrier_init(ptx::smem_address(&full_w[s]), 1);          // expect_tx (bulk copies)
+      ptx::mbarrier_init(ptx::smem_address(&full_x[s]), 32);         // 32 cp.async lanes
+      ptx::mbarrier_init(ptx::smem_address(&empty_w[s]), kWgs * 4);  // one per consumer warp
+      ptx::mbarrier_init(ptx::smem_address(&empty_x[s]), kWgs * 4);
+    }
+    ptx::fence_barrier_init();
+  }
+  __syncthreads();
+
+  int const group = static_cast<int>(blockIdx.x) / passes;
+  int const first_pass = row_begin + (static_cast<int>(blockIdx.x) % passes) * kN;
+  if (first_pass >= row_end) {
+    return;
+  }
+  std::int64_t const tile0 = static_cast<std::int64_t>(group) * kWgs;
+
+  if (warp == kWgs * 4) {
+    // Producer warp: weights first (static), then the rows' readiness, then x rows and scales.
+    std::uint8_t const* const codes = args.weights + expert * args.weight_stride;
+    auto const* const scales =
+        reinterpret_cast<std::uint8_t const*>(args.weight_scales) + expert * args.scale_stride * 4;
+    int it = 0;
+    bool wait_prior = args.overlap_previous;
+    for (int pass = first_pass; pass < row_end; pass += passes * kN) {
+      int const rows = min(kN, row_end - pass);
+      auto const issue_weights = [&](int c) {
+        int const s = (it + c) % kStages;
+        std::uint32_t const full_bar = ptx::smem_address(&full_w[s]);
+        ptx::mbarrier_wait(ptx::smem_address(&empty_w[s]),
+                           (static_cast<std::uint32_t>((it + c) / kStages) & 1u) ^ 1u);
+        std::uint32_t const stage = smem_base + static_cast<std::uint32_t>(s * kStageBytes);
+        if (lane == 0) {
+          ptx::mbarrier_arrive_expect_tx(full_bar, kWgs * (kMxCodeImageBytes + kScaleImageBytes));
+#pragma unroll
+          for (int w = 0; w < kWgs; ++w) {
+            std::int64_t const image = (tile0 + w) * chunks + c;
+            ptx::bulk_copy_g2s(stage + kCodesOffset + w * kMxCodeImageBytes,
+                               codes + image * kMxCodeImageBytes, kMxCodeImageBytes, full_bar);
+            ptx::bulk_copy_g2s(stage + kScalesOffset + w * kScaleImageBytes,
+                               scales + image * kScaleImageBytes, kScaleImageBytes, full_bar);
+          }
+        }
+      };
+      auto const issue_tokens = [&](int c) {
+        int const s = (it + c) % kStages;
+        std::uint32_t const full_bar = ptx::smem_address(&full_x[s]);
+        ptx::mbarrier_wait(ptx::smem_address(&empty_x[s]),
+                           (static_cast<std::uint32_t>((it + c) / kStages) & 1u) ^ 1u);
+        std::uint32_t const x_stage = smem_base + static_cast<std::uint32_t>(s * kStageBytes);
+#pragma unroll(kN <= 8 ? 1 : 2)
+        for (int u = lane; u < kN * 8; u += 32) {
+          int const r = u / 8;
+          int const unit = u % 8;
+          std::uint32_t const dst = x_stage + r * kXRowBytes + ((unit ^ (r & 7)) << 4);
+          bool const present = r < rows;
+          std::uint8_t const* src =
+              present ? args.x + (pass + r) * k_total + c * kMxChunkK + unit * 16 : args.x;
+          ptx::copy_16_zfill(dst, src, present ? 16u : 0u);
+        }
+        float* const x_scales = x_scale_stages + s * kN;
+        for (int r = lane; r < kN; r += 32) {
+          bool const present = r < rows;
+          float const* src =
+              present ? args.x_scales + (pass + r) * static_cast<std::int64_t>(chunks) + c
+                      : args.x_scales;
+          ptx::copy_4_zfill(ptx::smem_address(x_scales + r), src, present ? 4u : 0u);
+        }
+        ptx::cp_async_arrive_noinc(full_bar);
+      };
+      int const early = min(kStages, chunks);
+      for (int c = 0; c < early; ++c) {
+        issue_weights(c);
+      }
+      if (wait_prior) {
+        ptx::wait_prior_grid();  // x (L1's h) is the previous kernel's output
+        wait_prior = false;
+      }
+      if (args.ready_blocks != nullptr) {
+        // A replayed graph's epoch lives on the device (the layer's last kernel advances it).
+        int const epoch =
+            args.ready_epoch_device != nullptr ? *args.ready_epoch_device : args.ready_epoch;
+        wait_rows_ready(args, epoch, pass, rows, lane);
+      }
+      for (int c = 0; c < early; ++c) {
+        issue_tokens(c);
+      }
+      for (int c = early; c < chunks; ++c) {
+        issue_weights(c);
+        issue_tokens(c);
+      }
+      it += chunks;
+    }
+    return;
+  }
+
+  // Consumer warpgroups. Every address the loop needs is hoisted: a stage adds s * kStageBytes
+  // to each, and (stage, phase) advance by increment, not by division.
+  int const wg = warp / 4;
+  int const wslice = warp % 4;
+  int const g = lane / 4;
+  int const t = lane % 4;
+  int const wg_thread = static_cast<int>(threadIdx.x) % 128;
+  std::int64_t const tile = tile0 + wg;
+  std::uint32_t const my_codes = smem_base + kCodesOffset + wg * kMxCodeImageBytes + wg_thread * 16;
+  std::uint32_t const my_scales =
+      smem_base + kScalesOffset + wg * kScaleImageBytes + (wslice * 8 + g) * 8;
+  // full_w[s] at bars + 8s, full_x[s] + 8 kStages, empty_w + 16 kStages, empty_x + 24 kStages.
+  std::uint32_t const bars = ptx::smem_address(&barriers[0]);
+  // The x rows' descriptor; a k-step of 32 bytes adds 2 to its address field and a stage
+  // kStageBytes / 16 (address >> 4, shared addresses stay below 2^18). Built from 32-bit halves:
+  // the high half is a constant and the low half never carries, so no 64-bit add per chunk.
+  std::uint32_t const desc0_lo = static_cast<std::uint32_t>(ptx::smem_desc_sw128(smem_base));
+  std::uint32_t const desc_hi = static_cast<std::uint32_t>(ptx::smem_desc_sw128(0) >> 32);
+  auto const desc_at = [desc_hi](std::uint32_t lo) {
+    return (static_cast<std::uint64_t>(desc_hi) << 32) | lo;
+  };
+
+  int s = 0;
+  std::uint32_t phase = 0;
+  for (int pass = first_pass; pass < row_end; pass += passes * kN) {
+    int const rows = min(kN, row_end - pass);
+    float acc[kN / 2];
+#pragma unroll
+    for (int i = 0; i < kN / 2; ++i) {
+      acc[i] = 0.0f;
+    }
+    if (stream_only != 0) {
+      for (int c = 0; c < chunks; ++c) {
+        ptx::mbarrier_wait(bars + 8 * s, phase);
+        ptx::mbarrier_wait(bars + 8 * (s + kStages), phase);
+        __syncwarp();
+        if (lane == 0) {
+          ptx::mbarrier_arrive(bars + 8 * (s + 2 * kStages));
+          ptx::mbarrier_arrive(bars + 8 * (s + 3 * kStages));
+        }
+        if (++s == kStages) {
+          s = 0;
+          phase ^= 1u;
+        }
+      }
+      continue;
+    }
+    for (int c = 0; c < chunks; ++c) {
+      ptx::mbarrier_wait(bars + 8 * s, phase);
+      int const so = s * kStageBytes;
+      std::uint32_t const b_desc = desc0_lo + static_cast<std::uint32_t>(so >> 4);
+      uint4 const q0 = load_shared_16(my_codes + so);
+      uint4 const q1 = load_shared_16(my_codes + so + 128 * 16);
+      uint2 const sw = load_shared_8(my_scales + so);
+      // The flag is uniform over the warpgroup; the x scales' address (t) is recomputed here rather
+      // than held across the L1 epilogue, which runs at the 56-register cap of 2 CTAs per SM.
+      bool const wide = load_shared_4(smem_base + so + kScalesOffset + wg * kScaleImageBytes +
+                                      4 * kMxFlagWord) != 0u;
+      if constexpr (kEarlyRelease) {
+        // This warp's share of the weight images is in registers: hand the part back (the
+        // __syncwarp orders every lane's loads before lane 0's release-arrive).
+        __syncwarp();
+        if (lane == 0) {
+          ptx::mbarrier_arrive(bars + 8 * (s + 2 * kStages));
+        }
+      }
+      // The x rows (cp.async, generic proxy) are read by the WGMMA (async proxy).
+      ptx::mbarrier_wait(bars + 8 * (s + kStages), phase);
+      ptx::fence_proxy_async_shared();
+      std::uint32_t const x_scales = ptx::smem_address(x_scale_stages + s * kN + 2 * t);
+      float part[kN / 2];
+      // Folds the partial sum with row scales (rows g, g + 8) and the tokens' activation scales.
+      auto const fold = [&](float ws_g, float ws_g8) {
+#pragma unroll
+        for (int j = 0; j < kN / 8; ++j) {
+          uint2 const x = load_shared_8(x_scales + 32 * j);
+          float const x0 = __uint_as_float(x.x);
+          float const x1 = __uint_as_float(x.y);
+          acc[4 * j + 0] += part[4 * j + 0] * ws_g * x0;
+          acc[4 * j + 1] += part[4 * j + 1] * ws_g * x1;
+          acc[4 * j + 2] += part[4 * j + 2] * ws_g8 * x0;
+          acc[4 * j + 3] += part[4 * j + 3] * ws_g8 * x1;
+        }
+      };
+      if (!wide) {
+        // Narrow: the per-32 ratios live in the decoded exponents; one chain of four k-steps.
+        std::uint32_t a[4][4];
+#pragma unroll
+        for (int step = 0; step < 4; ++step) {
+          decode_step(q0, q1, step, lut_for(narrow_ratio(sw.x, step)),
+                      lut_for(narrow_ratio(sw.y, step)), a[step]);
+        }
+        ptx::wgmma_fence();
+#pragma unroll
+        for (int step = 0; step < 4; ++step) {
+          ptx::WgmmaFp8RegA<kN>::run(part, a[step], desc_at(b_desc + 2 * step), step > 0);
+        }
+        ptx::wgmma_commit();
+        ptx::wgmma_wait<0>();
+        ptx::fence_accumulators<kN>(part);
+        fold(__uint_as_float(sw.x << 23), __uint_as_float(sw.y << 23));
+      } else {
+        // Wide: each k-step (one e8m0 block) folded with its own scale.
+        Lut const unit = lut_for(kMxMaxNarrowSpread);
+#pragma unroll
+        for (int step = 0; step < 4; ++step) {
+          std::uint32_t a[4];
+          decode_step(q0, q1, step, unit, unit, a);
+          ptx::wgmma_fence();
+          ptx::WgmmaFp8RegA<kN>::run(part, a, desc_at(b_desc + 2 * step), false);
+          ptx::wgmma_commit();
+          ptx::wgmma_wait<0>();
+          ptx::fence_accumulators<kN>(part);
+          fold(pow2_scale((sw.x >> (8 * step)) & 0xffu), pow2_scale((sw.y >> (8 * step)) & 0xffu));
+        }
+      }
+      __syncwarp();
+      if (lane == 0) {
+        if constexpr (!kEarlyRelease) {
+          ptx::mbarrier_arrive(bars + 8 * (s + 2 * kStages));
+        }
+        ptx::mbarrier_arrive(bars + 8 * (s + 3 * kStages));
+      }
+      if (++s == kStages) {
+        s = 0;
+        phase ^= 1u;
+      }
+    }
+
+    if constexpr (kStage == ExpertGemmStage::kDown) {
+      int const hidden = args.tiles * 16;
+      int const row = static_cast<int>(tile) * kMxTileRows + 16 * wslice + g;
+#pragma unroll
+      for (int j = 0; j < kN / 8; ++j) {
+#pragma unroll
+        for (int i = 0; i < 4; ++i) {
+          int const col = 8 * j + 2 * t + (i & 1);
+          if (col < rows) {
+            __nv_bfloat16 const v = __float2bfloat16_rn(acc[4 * j + i]);
+            args.y[static_cast<std::int64_t>(pass + col) * hidden + row + (i >= 2 ? 8 : 0)] =
+                __bfloat16_as_ushort(v);
+          }
+        }
+      }
+    } else {
+      int const inter = args.tiles * 8;
+      float const limit = args.swiglu_limit;
+      ptx::named_barrier_sync(kConsumerBarrier, kConsumerThreads);  // last pass's reads are done
+      for (int i = static_cast<int>(threadIdx.x); i < kN; i += kConsumerThreads) {
+        amax[i] = 0u;
+      }
+      ptx::named_barrier_sync(kConsumerBarrier, kConsumerThreads);
+      float hv[kN / 8][2];
+#pragma unroll
+      for (int j = 0; j < kN / 8; ++j) {
+#pragma unroll
+        for (int e = 0; e < 2; ++e) {
+          float v = swiglu(acc[4 * j + e], acc[4 * j + 2 + e], limit);
+          int const col = 8 * j + 2 * t + e;
+          if (args.route_weights != nullptr && col < rows) {
+            v *= args.route_weights[pass + col];
+          }
+          hv[j][e] = v;
+          float m = fabsf(v);
+          m = fmaxf(m, __shfl_xor_sync(0xffffffffu, m, 4));
+          m = fmaxf(m, __shfl_xor_sync(0xffffffffu, m, 8));
+          m = fmaxf(m, __shfl_xor_sync(0xffffffffu, m, 16));
+          if (g == 0 && col < rows) {
+            atomicMax(&amax[col], __float_as_uint(m));
+          }
+        }
+      }
+      ptx::named_barrier_sync(kConsumerBarrier, kConsumerThreads);
+      int const groups = inter / kMxChunkK;
+      // The CTA's requantization group and this thread's output, re-derived from the special
+      // registers here: held across the main loop, they were spilled at the register caps (56 for
+      // 8 rows per pass, 96 for 32).
+      int const cta_group = static_cast<int>(read_special<0>()) / passes;
+      int const tid = static_cast<int>(read_special<1>());
+      int const out = (cta_group * kWgs + tid / 128) * 32 + 8 * (tid / 32 % 4) + tid % 32 / 4;
+#pragma unroll
+      for (int j = 0; j < kN / 8; ++j) {
+#pragma unroll
+        for (int e = 0; e < 2; ++e) {
+          int const col = 8 * j + 2 * t + e;
+          if (col < rows) {
+            float const scale = fp8_group_scale(args.requant, __uint_as_float(amax[col]));
+            std::int64_t const r = pass + col;
+            args.h[r * inter + out] = fp8_encode(hv[j][e], scale);
+            if (threadIdx.x < 4) {
+              args.h_scales[r * groups + cta_group] = scale;
+            }
+          }
+        }
+      }
+    }
+  }
+}
+
+}  // namespace gcmoe::kernels::mxfp4_wgmma
