@@ -1,0 +1,269 @@
+#include "tests/gpu/kernels/moe/fp8_expert_ffn_case.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <numeric>
+#include <random>
+#include <thread>
+#include <vector>
+
+#include "engine/backends/cuda/device_buffer.h"
+#include "engine/backends/cuda/stream.h"
+#include "engine/formats/activation_quant.h"
+#include "engine/formats/bf16.h"
+#include "engine/formats/fp8_block.h"
+#include "kernels/moe/expert_ffn_ref.h"
+#include "kernels/moe/fp8_expert_gemm.h"
+#include "kernels/moe/fp8_expert_layout.h"
+#include "kernels/moe/fp8_expert_wgmma.h"
+#include "kernels/moe/fp8_expert_wgmma_layout.h"
+#include "tests/support/catch.h"
+#include "tests/support/device_upload.h"
+#include "tests/support/error_norm.h"
+
+namespace gcmoe::kernels::fp8_ffn_test {
+namespace {
+
+using cuda::DeviceBuffer;
+using formats::ActivationRecipe;
+using testing::upload;
+
+struct Expert {
+  std::vector<float> gate, up, down;  // dequantized [I,H], [I,H], [H,I]
+};
+
+// Random weights at a realistic magnitude, with 128-row blocks of different size so every
+// block's scale matters, quantized to FP8 with 128×128 f32 scales (the GLM-5.2 recipe).
+formats::Fp8F32Blocks make_weight(std::int64_t rows, std::int64_t cols, std::mt19937_64& rng,
+                                  std::vector<float>& dequantized) {
+  std::normal_distribution<float> normal(0.0f, 0.02f);
+  std::vector<float> w(static_cast<std::size_t>(rows * cols));
+  for (std::int64_t r = 0; r < rows; ++r) {
+    float const block_gain = 1.0f + static_cast<float>((r / 128) % 3);
+    for (std::int64_t k = 0; k < cols; ++k) {
+      w[r * cols + k] = normal(rng) * block_gain * (k / 128 % 2 == 0 ? 1.0f : 0.25f);
+    }
+  }
+  auto q = formats::quantize_fp8_f32(w, {rows, cols}, formats::kBlock128);
+  REQUIRE(q.ok());
+  dequantized.resize(w.size());
+  REQUIRE(formats::dequantize_fp8_f32(q->codes, q->scale_inv, {rows, cols}, formats::kBlock128,
+                                      dequantized)
+              .ok());
+  return std::move(q).value();
+}
+
+}  // namespace
+
+char const* kernel_name(Kernel kernel) {
+  switch (kernel) {
+    case Kernel::kMmaSync:
+      return "mma.sync";
+    case Kernel::kWgmma:
+      return "wgmma";
+  }
+  return "?";
+}
+
+double run_case(Case const& c) {
+  std::mt19937_64 rng(c.seed);
+  std::int64_t const h = c.hidden;
+  std::int64_t const inter = c.inter;
+  std::vector<Expert> experts(c.experts);
+  std::vector<std::uint8_t> l1_bytes, l2_bytes;
+  std::vector<float> l1_scales, l2_scales;
+  for (auto& e : experts) {
+    auto gate = make_weight(inter, h, rng, e.gate);
+    auto up = make_weight(inter, h, rng, e.up);
+    auto down = make_weight(h, inter, rng, e.down);
+    Fp8WeightView const gate_view{{inter, h}, gate.codes, gate.scale_inv};
+    Fp8WeightView const up_view{{inter, h}, up.codes, up.scale_inv};
+    Fp8WeightView const down_view{{h, inter}, down.codes, down.scale_inv};
+    bool const wgmma = c.kernel == Kernel::kWgmma;
+    auto l1 = wgmma ? pack_gate_up_wgmma(gate_view, up_view) : pack_gate_up(gate_view, up_view);
+    auto l2 = wgmma ? pack_down_wgmma(down_view) : pack_down(down_view);
+    REQUIRE(l1.ok());
+    REQUIRE(l2.ok());
+    l1_bytes.insert(l1_bytes.end(), l1->bytes.begin(), l1->bytes.end());
+    l1_scales.insert(l1_scales.end(), l1->scales.begin(), l1->scales.end());
+    l2_bytes.insert(l2_bytes.end(), l2->bytes.begin(), l2->bytes.end());
+    l2_scales.insert(l2_scales.end(), l2->scales.begin(), l2->scales.end());
+  }
+
+  // Route: top_k distinct experts per token; slots grouped by expert.
+  std::vector<std::vector<int>> tokens_of(c.experts);
+  std::vector<int> order(c.experts);
+  std::vector<int> token_order(static_cast<std::size_t>(c.tokens));
+  std::iota(token_order.begin(), token_order.end(), 0);
+  for (std::size_t e = 0; e < c.expert_rows.size(); ++e) {
+    REQUIRE(c.expert_rows[e] <= c.tokens);
+    std::shuffle(token_order.begin(), token_order.end(), rng);
+    tokens_of[e].assign(token_order.begin(), token_order.begin() + c.expert_rows[e]);
+    std::sort(tokens_of[e].begin(), tokens_of[e].end());
+  }
+  for (int t = 0; c.expert_rows.empty() && t < c.tokens; ++t) {
+    std::iota(order.begin(), order.end(), 0);
+    std::shuffle(order.begin(), order.end(), rng);
+    if (c.all_to_expert_zero) {
+      std::iter_swap(order.begin(), std::find(order.begin(), order.end(), 0));
+    }
+    for (int k = 0; k < c.top_k; ++k) {
+      tokens_of[order[k]].push_back(t);
+    }
+  }
+  std::uniform_real_distribution<float> uniform(-2.0f, 2.0f);
+  std::vector<float> x(static_cast<std::size_t>(c.tokens * h));
+  for (auto& v : x) {
+    v = uniform(rng);
+  }
+  std::uniform_real_distribution<float> weight_dist(0.05f, 1.0f);
+  std::vector<int> offsets = {0}, active, slot_token;
+  std::vector<float> slot_x, slot_weight;
+  for (int e = 0; e < c.experts; ++e) {
+    for (int const t : tokens_of[e]) {
+      slot_token.push_back(t);
+      slot_x.insert(slot_x.end(), x.begin() + t * h, x.begin() + (t + 1) * h);
+      slot_weight.push_back(weight_dist(rng));
+    }
+    offsets.push_back(static_cast<int>(slot_token.size()));
+    if (!tokens_of[e].empty()) {
+      active.push_back(e);
+    }
+  }
+  auto const rows = static_cast<std::int64_t>(slot_token.size());
+  ActivationRecipe const recipe =
+      c.deepseek_semantics ? ActivationRecipe::kDeepseekUe8m0 : ActivationRecipe::kGlmDynamic;
+  auto xq = formats::quantize_activations(recipe, slot_x, rows, h);
+  REQUIRE(xq.ok());
+
+  auto d_l1 = upload(l1_bytes);
+  auto d_l1s = upload(l1_scales);
+  auto d_l2 = upload(l2_bytes);
+  auto d_l2s = upload(l2_scales);
+  auto d_x = upload(xq->codes);
+  auto d_xs = upload(xq->scales);
+  auto d_offsets = upload(offsets);
+  auto d_active = upload(active);
+  auto d_num_active = upload(std::vector<int>{static_cast<int>(active.size())});
+  auto d_route = upload(slot_weight);
+  auto d_h = DeviceBuffer<std::uint8_t>::allocate(rows * inter);
+  auto d_hs = DeviceBuffer<float>::allocate(rows * (inter / 128));
+  auto d_y = DeviceBuffer<std::uint16_t>::allocate(rows * h);
+  REQUIRE((d_h.ok() && d_hs.ok() && d_y.ok()));
+  REQUIRE(d_y->fill_bytes(0xff).ok());  // poison: bf16 NaN where nothing was written
+
+  bool const wgmma = c.kernel == Kernel::kWgmma;
+  REQUIRE((wgmma ? preload_fp8_expert_wgmma() : preload_fp8_expert_gemm()).ok());
+  auto stream = cuda::Stream::create();
+  REQUIRE(stream.ok());
+  auto const launch = [&](Fp8ExpertGemmArgs const& a) {
+    return wgmma ? launch_fp8_expert_wgmma(a, stream->get())
+                 : launch_fp8_expert_gemm(a, stream->get());
+  };
+  constexpr int kBlockRows = 8;
+  int const ready_blocks = static_cast<int>(rows / kBlockRows) + 1;
+  auto d_ready = upload(std::vector<int>(static_cast<std::size_t>(ready_blocks), 0));
+  auto d_error = upload(std::vector<unsigned>{0u});
+  Fp8ExpertGemmArgs args;
+  args.stage = ExpertGemmStage::kGateUp;
+  args.weights = d_l1.data();
+  args.weight_scales = d_l1s.data();
+  args.weight_stride = static_cast<std::int64_t>(l1_bytes.size()) / c.experts;
+  args.scale_stride = static_cast<std::int64_t>(l1_scales.size()) / c.experts;
+  args.tiles = static_cast<int>(inter / 8);
+  args.chunks = static_cast<int>(h / 128);
+  args.x = d_x.data();
+  args.x_scales = d_xs.data();
+  args.expert_offsets = d_offsets.data();
+  args.active_experts = d_active.data();
+  args.num_active = d_num_active.data();
+  args.max_active = static_cast<int>(active.size());
+  args.rows_per_expert_hint = c.rows_hint > 0 ? c.rows_hint : c.tokens;
+  args.h = d_h->data();
+  args.h_scales = d_hs->data();
+  args.requant = c.deepseek_semantics ? RequantScale::kPow2 : RequantScale::kAmaxOver448;
+  args.swiglu_limit = c.deepseek_semantics ? 10.0f : 0.0f;
+  args.route_weights = c.deepseek_semantics ? d_route.data() : nullptr;
+  if (c.ready != Case::Ready::kNoCounters) {
+    args.ready_blocks = d_ready.data();
+    args.ready_block_rows = kBlockRows;
+    args.ready_epoch = 7;
+    args.error = d_error.data();
+    args.ready_timeout_ns = c.ready == Case::Ready::kNever ? 1'000'000 : 10'000'000'000;
+  }
+  REQUIRE(launch(args).to_string() == "OK");
+  if (c.ready == Case::Ready::kLate) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    CHECK(cudaStreamQuery(stream->get()) == cudaErrorNotReady);  // L1 is waiting for the rows
+    auto setter = cuda::Stream::create();
+    REQUIRE(setter.ok());
+    std::vector<int> const epoch(static_cast<std::size_t>(ready_blocks), 7);
+    REQUIRE(cudaMemcpyAsync(d_ready.data(), epoch.data(), epoch.size() * sizeof(int),
+                            cudaMemcpyHostToDevice, setter->get()) == cudaSuccess);
+    REQUIRE(setter->synchronize().ok());
+  }
+  args.ready_blocks = nullptr;  // L2 reads h, which L1 wrote in stream order
+
+  Fp8ExpertGemmArgs down = args;
+  down.stage = ExpertGemmStage::kDown;
+  down.weights = d_l2.data();
+  down.weight_scales = d_l2s.data();
+  down.weight_stride = static_cast<std::int64_t>(l2_bytes.size()) / c.experts;
+  down.scale_stride = static_cast<std::int64_t>(l2_scales.size()) / c.experts;
+  down.tiles = static_cast<int>(h / 16);
+  down.chunks = static_cast<int>(inter / 128);
+  down.x = d_h->data();
+  down.x_scales = d_hs->data();
+  down.y = d_y->data();
+  down.ready_blocks = nullptr;
+  REQUIRE(launch(down).to_string() == "OK");
+  REQUIRE(cudaDeviceSynchronize() == cudaSuccess);
+  std::vector<unsigned> error_flag(1);
+  REQUIRE(d_error.copy_to_host(error_flag).ok());
+  if (c.ready == Case::Ready::kNever) {
+    std::printf("fp8 expert ffn wgmma: rows never ready -> error flag %u\n", error_flag[0]);
+    CHECK(error_flag[0] == 1u);
+    return 0.0;
+  }
+  CHECK(error_flag[0] == 0u);
+
+  std::vector<std::uint16_t> y_bits(static_cast<std::size_t>(rows * h));
+  REQUIRE(d_y->copy_to_host(y_bits).ok());
+  std::vector<float> y(y_bits.size());
+  std::transform(y_bits.begin(), y_bits.end(), y.begin(), formats::decode_bf16);
+
+  std::vector<float> ref(y.size());
+  ExpertFfnOptions options;
+  options.activation_recipe = recipe;
+  options.swiglu_limit = c.deepseek_semantics ? 10.0f : 0.0f;
+  options.weight_before_down = c.deepseek_semantics;
+  for (int e = 0; e < c.experts; ++e) {
+    std::int64_t const begin = offsets[e];
+    std::int64_t const count = offsets[e + 1] - begin;
+    if (count == 0) {
+      continue;
+    }
+    DenseExpertWeights const w{h, inter, experts[e].gate, experts[e].up, experts[e].down};
+    std::span<float const> const xs(slot_x.data() + begin * h, count * h);
+    std::span<float const> const ws(slot_weight.data() + begin, count);
+    REQUIRE(expert_ffn_ref(w, options, xs, ws, std::span<float>(ref.data() + begin * h, count * h))
+                .ok());
+  }
+  double const error = testing::relative_l2_error(y, ref);
+  int max_rows_per_expert = 0;
+  for (int e = 0; e < c.experts; ++e) {
+    max_rows_per_expert = std::max(max_rows_per_expert, offsets[e + 1] - offsets[e]);
+  }
+  std::printf(
+      "fp8 expert ffn %s H=%lld I=%lld E=%d T=%d k=%d rows=%lld max_rows/expert=%d hint=%d "
+      "%s seed=%llu rel_l2_error=%.3e\n",
+      kernel_name(c.kernel), static_cast<long long>(h), static_cast<long long>(inter), c.experts,
+      c.tokens, c.top_k, static_cast<long long>(rows), max_rows_per_expert,
+      args.rows_per_expert_hint, c.deepseek_semantics ? "deepseek-semantics" : "glm",
+      static_cast<unsigned long long>(c.seed), error);
+  return error;
+}
+
+}  // namespace gcmoe::kernels::fp8_ffn_test

@@ -1,0 +1,142 @@
+// FP8 expert FFN, WGMMA version: the wide passes (64/96/128 token rows per pass, WGMMA N trimmed
+// to the rows present, passes side by side or looping inside a CTA) and the token-ring readiness
+// wait, against the CPU reference (tests/gpu/kernels/moe/fp8_expert_ffn_case.h).
+#include "kernels/moe/fp8_expert_wgmma.h"
+#include "tests/gpu/kernels/moe/fp8_expert_ffn_case.h"
+#include "tests/support/catch.h"
+
+namespace gcmoe::kernels {
+namespace {
+
+using fp8_ffn_test::Case;
+using fp8_ffn_test::kBound;
+using fp8_ffn_test::Kernel;
+using fp8_ffn_test::run_case;
+
+TEST_CASE("fp8 expert FFN (WGMMA): 64-row passes side by side, H a multiple of 128 only") {
+  Case c;
+  c.kernel = Kernel::kWgmma;
+  c.hidden = 384;
+  c.inter = 256;
+  c.experts = 3;
+  c.tokens = 150;
+  c.top_k = 2;
+  c.rows_hint = 40;  // one 64-row pass per tile group for 150 rows: the CTAs loop thrice
+  c.all_to_expert_zero = true;
+  c.seed = 17;
+  CHECK(run_case(c) < kBound);
+}
+
+TEST_CASE("fp8 expert FFN (WGMMA): wide hints run 64-row passes side by side") {
+  Case c;
+  c.kernel = Kernel::kWgmma;
+  c.hidden = 512;
+  c.inter = 256;
+  c.experts = 4;
+  c.tokens = GENERATE(50, 100, 300);  // one 64-row pass; one and three 128-row passes (v2.6)
+  c.top_k = 2;
+  c.all_to_expert_zero = true;
+  c.deepseek_semantics = c.tokens == 100;
+  c.seed = 19 + static_cast<std::uint64_t>(c.tokens);
+  CHECK(run_case(c) < kBound);
+}
+
+// The wide configurations' regime (GLM-5.2, one rank of eight at T=128/256: 16–85 rows per
+// expert): every token to every expert gives each exactly `tokens` rows, the hint exact (33 and
+// 65: one row past the 16-row configuration and past one 64-row pass; 65–128 run the 128-row
+// kernel since v2.6).
+TEST_CASE("fp8 expert FFN (WGMMA): 33 to 128 rows per expert in 64- and 128-row passes") {
+  Case c;
+  c.kernel = Kernel::kWgmma;
+  c.hidden = 1024;
+  c.inter = 512;
+  c.experts = 3;
+  c.top_k = 3;
+  c.tokens = GENERATE(33, 48, 64, 65, 96, 128);
+  c.deepseek_semantics = c.tokens == 96;
+  c.seed = 41 + static_cast<std::uint64_t>(c.tokens);
+  CHECK(run_case(c) < kBound);
+}
+
+// Ragged segments (4 experts, about 50 rows each, 50–54 on the fullest) under a hint above the
+// rows (72: two 64-row passes side by side, the second pass's CTAs exit) and below them (40).
+TEST_CASE("fp8 expert FFN (WGMMA): ragged 64-row passes, hint above and below the rows") {
+  Case c;
+  c.kernel = Kernel::kWgmma;
+  c.hidden = 768;
+  c.inter = 384;
+  c.experts = 4;
+  c.top_k = 2;
+  c.tokens = 100;
+  c.rows_hint = GENERATE(72, 40);
+  c.seed = 43 + static_cast<std::uint64_t>(c.rows_hint);
+  CHECK(run_case(c) < kBound);
+}
+
+// v2.6: a 64-row pass trims its WGMMA to the rows present, rounded up to 16 (N = 16, 32, 48, 64):
+// one expert per width in one launch (5 and 17 rows: widths 16 and 32 with zero-filled rows).
+TEST_CASE("fp8 expert FFN (WGMMA): 64-row passes trimmed to 16, 32, 48 and 64 columns") {
+  Case c;
+  c.kernel = Kernel::kWgmma;
+  c.hidden = 512;
+  c.inter = 256;
+  c.experts = 6;
+  c.tokens = 64;
+  c.expert_rows = {5, 17, 32, 33, 49, 64};
+  c.rows_hint = 64;
+  c.deepseek_semantics = GENERATE(false, true);
+  c.seed = c.deepseek_semantics ? 61 : 59;
+  CHECK(run_case(c) < kBound);
+}
+
+// v2.6: hints above 64 run 96- or 128-row passes (two 64-row halves on one weight stage, side by
+// side at 96 and one after the other at 128): every pair of half widths in one launch — (16, 0)
+// .. (64, 0), (64, 16) .. (64, 64); under hint 96 the 113 and 128 rows take a second pass.
+TEST_CASE("fp8 expert FFN (WGMMA): 96- and 128-row passes at every half width") {
+  Case c;
+  c.kernel = Kernel::kWgmma;
+  c.hidden = 768;
+  c.inter = 384;
+  c.experts = 8;
+  c.tokens = 128;
+  c.expert_rows = {10, 40, 64, 65, 81, 100, 113, 128};
+  c.rows_hint = GENERATE(96, 128);
+  c.deepseek_semantics = GENERATE(false, true);
+  c.seed = (c.deepseek_semantics ? 67 : 71) + static_cast<std::uint64_t>(c.rows_hint);
+  CHECK(run_case(c) < kBound);
+}
+
+// More rows than the hint: the 96/128-row CTAs loop over passes (hint 100: one CTA per tile group
+// runs 150 rows as 128 + 22 and 300 as 128 + 128 + 44, reusing its stages across passes; hint 90:
+// 96-row passes), and side by side (hint 200: two CTAs per tile group, 300 rows as 128 + 128
+// then 44).
+TEST_CASE("fp8 expert FFN (WGMMA): 96- and 128-row passes looping inside the CTAs") {
+  Case c;
+  c.kernel = Kernel::kWgmma;
+  c.hidden = 512;
+  c.inter = 256;
+  c.experts = 3;
+  c.tokens = 300;
+  c.expert_rows = {150, 300, 7};
+  c.rows_hint = GENERATE(90, 100, 200);
+  c.seed = 73 + static_cast<std::uint64_t>(c.rows_hint);
+  CHECK(run_case(c) < kBound);
+}
+
+TEST_CASE("fp8 expert FFN (WGMMA) waits on the token ring's readiness counters") {
+  Case c;
+  c.kernel = Kernel::kWgmma;
+  c.hidden = 512;
+  c.inter = 256;
+  c.experts = 4;
+  c.tokens = 20;
+  c.top_k = 2;
+  c.seed = 23;
+  c.ready = GENERATE(Case::Ready::kLate, Case::Ready::kNever);
+  // 20: the 16-row kernel's producer warp waits; 40, 80, 100: the 64/96/128-row kernel's warp 0.
+  c.rows_hint = GENERATE(20, 40, 80, 100);
+  CHECK(run_case(c) < kBound);
+}
+
+}  // namespace
+}  // namespace gcmoe::kernels
