@@ -32,28 +32,12 @@ SharedExpertSlot shared_expert_slot(MoeLayerDeviceWeights const& weights, int ro
           .index = weights.shared_index >= 0 ? weights.shared_index : routed};
 }
 
-Status check_shared_launch(MoeLayerDeviceWeights const& weights, SharedExpertLaunch shared) {
-  GCMOE_CHECK_ARG(
-      !weights.has_shared || shared == SharedExpertLaunch::kSeparate ||
-          weights.shared_expert == nullptr,
-      "the shared expert is packed apart from the routed experts ({}): it runs in "
-      "launches of its own (SharedExpertLaunch::kSeparate), not in the routed launch",
-      weights.format == ExpertWeightFormat::kMxfp4 ? "MXFP4 routed, FP8 shared" : "FP8");
-  GCMOE_CHECK_ARG(weights.format == ExpertWeightFormat::kFp8Block128 || !weights.has_shared ||
-                      weights.shared_expert != nullptr,
-                  "MXFP4 routed experts need the shared expert packed apart in FP8 "
-                  "(MoeLayerDeviceWeights::shared_expert)");
-  return Status();
-}
-
 Status launch_expert_ffn(MoeLayerConfig const& c, ExpertSet const& experts,
                          ExpertFfnRows const& rows, Fp8ExpertGemmArgs const& select,
                          MoeLayerSync const* sync, cudaStream_t stream) {
   GCMOE_CHECK_ARG(sync == nullptr || rows.ready_rows != nullptr,
                   "expert ffn: readiness needs the rows' flags");
   bool const mxfp4 = experts.format == ExpertWeightFormat::kMxfp4;
-  GCMOE_CHECK_ARG(!mxfp4 || select.fixed_expert < 0,
-                  "expert ffn: MXFP4 experts run from expert segments, not a fixed expert");
   PackedExpertSections const& sections = experts.sections;
   auto const launch = [&](Fp8ExpertGemmArgs const& args) {
     return mxfp4 ? launch_mxfp4_expert_wgmma(args, stream) : launch_fp8_expert_wgmma(args, stream);

@@ -22,6 +22,20 @@ Status allocate(cuda::DeviceBuffer<T>& buffer, std::int64_t count) {
 
 }  // namespace
 
+Status check_shared_launch(MoeLayerDeviceWeights const& weights, SharedExpertLaunch shared) {
+  GCMOE_CHECK_ARG(
+      !weights.has_shared || shared == SharedExpertLaunch::kSeparate ||
+          weights.shared_expert == nullptr,
+      "the shared expert is packed apart from the routed experts ({}): it runs in "
+      "launches of its own (SharedExpertLaunch::kSeparate), not in the routed launch",
+      weights.format == ExpertWeightFormat::kMxfp4 ? "MXFP4 routed, FP8 shared" : "FP8");
+  GCMOE_CHECK_ARG(weights.format == ExpertWeightFormat::kFp8Block128 || !weights.has_shared ||
+                      weights.shared_expert != nullptr,
+                  "MXFP4 routed experts need the shared expert packed apart in FP8 "
+                  "(MoeLayerDeviceWeights::shared_expert)");
+  return Status();
+}
+
 StatusOr<MoeLayerSequential> MoeLayerSequential::create(MoeLayerConfig const& config,
                                                         int max_tokens) {
   GCMOE_CHECK_ARG(max_tokens >= 1, "max_tokens {} < 1", max_tokens);
