@@ -12,31 +12,16 @@ StatusOr<EpGcMoeLayer> EpGcMoeLayer::create(MoeLayerConfig const& config, int ma
                                             EpGcMoeOptions const& options) {
   GCMOE_CHECK_CUDA(cudaSetDevice(device));
   EpGcMoeLayer layer;
-  layer.plan_ = options.plan;
   GCMOE_ASSIGN_OR_RETURN(auto ep,
                          EpMoeRank::create(config, max_tokens, ranks, rank, std::move(memory)));
   layer.rank_.emplace(std::move(ep));
   layer.rank_->set_timeout_ns(options.timeout_ns);
-  for (int const sms : layer.plan_.comm_sizes()) {
-    GCMOE_ASSIGN_OR_RETURN(auto partition, cuda::SmPartition::create(device, sms));
-    layer.partitions_.emplace(sms, std::move(partition));
-  }
-  GCMOE_ASSIGN_OR_RETURN(layer.whole_device_, cuda::Stream::create());
-  for (cuda::Event* event : {&layer.fork_, &layer.comm_done_, &layer.side_done_, &layer.switch_}) {
+  GCMOE_ASSIGN_OR_RETURN(auto partitions, GcPartitionSet::create(device, options.plan));
+  layer.partitions_.emplace(std::move(partitions));
+  for (cuda::Event* event : {&layer.fork_, &layer.comm_done_, &layer.side_done_}) {
     GCMOE_ASSIGN_OR_RETURN(*event, cuda::Event::create());
   }
-  layer.last_stream_ = layer.whole_device_.get();
   return layer;
-}
-
-cuda::SmPartition const* EpGcMoeLayer::partition_of(int num_tokens) const {
-  auto const it = partitions_.find(plan_.comm_sms(num_tokens));
-  return it == partitions_.end() ? nullptr : &it->second;
-}
-
-int EpGcMoeLayer::comm_sms(int num_tokens) const {
-  cuda::SmPartition const* const p = partition_of(num_tokens);
-  return p == nullptr ? 0 : p->comm().sm_count();
 }
 
 Status EpGcMoeLayer::prepare(MoeLayerDeviceWeights const& weights, float const* x, float* out,
@@ -52,15 +37,15 @@ Status EpGcMoeLayer::prepare(MoeLayerDeviceWeights const& weights, float const* 
   }
   EpMoeRank::Streams streams{
       .fork = fork_.get(), .comm_done = comm_done_.get(), .side_done = side_done_.get()};
-  cuda::SmPartition const* const partition = partition_of(num_tokens);
+  cuda::SmPartition const* const partition = partitions_->partition_of(num_tokens);
   if (partition != nullptr) {
     streams.compute = reinterpret_cast<cudaStream_t>(partition->compute().stream());
     streams.comm = reinterpret_cast<cudaStream_t>(partition->comm().stream());
     streams.side = reinterpret_cast<cudaStream_t>(partition->compute().side_stream());
     rank_->set_shared_expert_launch(SharedExpertLaunch::kSeparate);
   } else {
-    streams.compute = streams.comm = streams.side = whole_device_.get();
-    rank_->set_shared_expert_launch(plan_.step(num_tokens).shared_separate ||
+    streams.compute = streams.comm = streams.side = partitions_->whole_device();
+    rank_->set_shared_expert_launch(plan().step(num_tokens).shared_separate ||
                                             weights.shared_expert != nullptr
                                         ? SharedExpertLaunch::kSeparate
                                         : SharedExpertLaunch::kWithRouted);
@@ -81,23 +66,16 @@ Status EpGcMoeLayer::prepare(MoeLayerDeviceWeights const& weights, float const* 
 Status EpGcMoeLayer::replay(int num_tokens) {
   auto const it = buckets_.find(num_tokens);
   GCMOE_CHECK_ARG(it != buckets_.end(), "no graph prepared for {} tokens", num_tokens);
-  cudaStream_t const stream = it->second.stream;
-  if (stream != last_stream_) {
-    GCMOE_RETURN_IF_ERROR(cuda::order_after(switch_.get(), last_stream_, stream));
-    last_stream_ = stream;
-  }
-  GCMOE_RETURN_IF_ERROR(it->second.graphs[static_cast<std::size_t>(next_parity_)].launch(stream));
+  GCMOE_RETURN_IF_ERROR(partitions_->launch_ordered(
+      it->second.graphs[static_cast<std::size_t>(next_parity_)], it->second.stream));
   next_parity_ ^= 1;
   return Status();
 }
 
 Status EpGcMoeLayer::synchronize() {
-  // Every partition's streams: a device synchronization does not wait for graphs whose nodes sit
-  // in green contexts (green_context.h).
-  for (auto const& [sms, partition] : partitions_) {
-    GCMOE_RETURN_IF_ERROR(partition.synchronize());
-  }
-  GCMOE_CHECK_CUDA(cudaStreamSynchronize(whole_device_.get()));
+  // The last replay's stream: replays are ordered, and each graph joins its partition's streams
+  // back into it (a device synchronization would not wait for them, green_context.h).
+  GCMOE_CHECK_CUDA(cudaStreamSynchronize(partitions_->last_stream()));
   return rank_->error();
 }
 

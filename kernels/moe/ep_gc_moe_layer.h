@@ -25,6 +25,7 @@
 #include "engine/common/status.h"
 #include "kernels/moe/ep_moe_rank.h"
 #include "kernels/moe/gc_partition_plan.h"
+#include "kernels/moe/gc_partition_set.h"
 
 namespace gcmoe::kernels {
 
@@ -49,20 +50,17 @@ class EpGcMoeLayer {
   // peer passed its deadline.
   Status synchronize();
 
-  int comm_sms(int num_tokens) const;  // as the driver made it; 0 without partition
-  GcPartitionPlan const& plan() const { return plan_; }
+  // As the driver made it; 0 without partition.
+  int comm_sms(int num_tokens) const { return partitions_->comm_sms(num_tokens); }
+  GcPartitionPlan const& plan() const { return partitions_->plan(); }
   EpMoeRank& rank() { return *rank_; }
 
  private:
   EpGcMoeLayer() = default;
-  cuda::SmPartition const* partition_of(int num_tokens) const;
 
-  GcPartitionPlan plan_ = GcPartitionPlan::uniform(16);
-  std::optional<EpMoeRank> rank_;                // always set once created
-  std::map<int, cuda::SmPartition> partitions_;  // by the comm size the plan asks for
-  cuda::Stream whole_device_;
-  cuda::Event fork_, comm_done_, side_done_, switch_;
-  cudaStream_t last_stream_ = nullptr;
+  std::optional<EpMoeRank> rank_;             // always set once created
+  std::optional<GcPartitionSet> partitions_;  // always set once created
+  cuda::Event fork_, comm_done_, side_done_;  // the step graph's fork and join points
   int next_parity_ = 0;
   struct Bucket {
     MoeLayerDeviceWeights weights;

@@ -12,7 +12,6 @@ StatusOr<GcMoeLayer> GcMoeLayer::create(MoeLayerConfig const& config, int max_to
                                         GcMoeOptions const& options) {
   GcMoeLayer layer;
   layer.options_ = options;
-  layer.plan_ = options.plan.value_or(GcPartitionPlan::uniform(options.comm_sms));
   GCMOE_CHECK_ARG(options.plan.has_value() || options.comm_sms >= 1, "comm partition of {} SMs",
                   options.comm_sms);
   GCMOE_CHECK_CUDA(cudaSetDevice(device));
@@ -21,17 +20,11 @@ StatusOr<GcMoeLayer> GcMoeLayer::create(MoeLayerConfig const& config, int max_to
   GCMOE_RETURN_IF_ERROR(preload_local_dispatch());
   GCMOE_ASSIGN_OR_RETURN(auto steps, MoeLayerSequential::create(config, max_tokens));
   layer.steps_.emplace(std::move(steps));
-  for (int const sms : layer.plan_.comm_sizes()) {
-    GCMOE_ASSIGN_OR_RETURN(auto partition, cuda::SmPartition::create(device, sms));
-    layer.partitions_.emplace(sms, std::move(partition));
-  }
-  GCMOE_ASSIGN_OR_RETURN(layer.whole_device_, cuda::Stream::create());
-  GCMOE_CHECK_CUDA(
-      cudaDeviceGetAttribute(&layer.device_sms_, cudaDevAttrMultiProcessorCount, device));
-  layer.last_stream_ =
-      layer.partitions_.empty()
-          ? layer.whole_device_.get()
-          : reinterpret_cast<cudaStream_t>(layer.partitions_.begin()->second.compute().stream());
+  GCMOE_ASSIGN_OR_RETURN(
+      auto partitions,
+      GcPartitionSet::create(device,
+                             options.plan.value_or(GcPartitionPlan::uniform(options.comm_sms))));
+  layer.partitions_.emplace(std::move(partitions));
   int const max_rows = layer.steps_->ready_flags();
   GCMOE_ASSIGN_OR_RETURN(layer.ready_rows_,
                          cuda::DeviceBuffer<int>::allocate(static_cast<std::size_t>(max_rows)));
@@ -43,7 +36,7 @@ StatusOr<GcMoeLayer> GcMoeLayer::create(MoeLayerConfig const& config, int max_to
   GCMOE_RETURN_IF_ERROR(layer.epoch_.copy_from_host(first_epoch));
   GCMOE_ASSIGN_OR_RETURN(layer.error_, cuda::DeviceBuffer<unsigned>::allocate(1));
   GCMOE_RETURN_IF_ERROR(layer.error_.fill_bytes(0));
-  for (cuda::Event* event : {&layer.start_, &layer.comm_done_, &layer.side_done_, &layer.switch_}) {
+  for (cuda::Event* event : {&layer.start_, &layer.comm_done_, &layer.side_done_}) {
     GCMOE_ASSIGN_OR_RETURN(*event, cuda::Event::create());
   }
   return layer;
@@ -61,14 +54,14 @@ Status GcMoeLayer::prepare(MoeLayerDeviceWeights const& weights, float const* x,
     }
     graphs_.erase(it);
   }
-  cuda::SmPartition const* const partition = partition_of(num_tokens);
+  cuda::SmPartition const* const partition = partitions_->partition_of(num_tokens);
   if (partition == nullptr) {
     // No partition for this bucket: the sequential graph over the whole device, the shared
     // expert placed as the plan says (in launches of its own when it is packed apart from the
     // routed experts: MXFP4 routed, FP8 shared).
-    cudaStream_t const whole = whole_device_.get();
+    cudaStream_t const whole = partitions_->whole_device();
     SharedExpertLaunch const placement =
-        plan_.step(num_tokens).shared_separate || weights.shared_expert != nullptr
+        plan().step(num_tokens).shared_separate || weights.shared_expert != nullptr
             ? SharedExpertLaunch::kSeparate
             : SharedExpertLaunch::kWithRouted;
     GCMOE_ASSIGN_OR_RETURN(cuda::Graph graph,
@@ -134,31 +127,11 @@ Status GcMoeLayer::prepare(MoeLayerDeviceWeights const& weights, float const* x,
 Status GcMoeLayer::replay(int num_tokens) {
   auto const it = graphs_.find(num_tokens);
   GCMOE_CHECK_ARG(it != graphs_.end(), "no graph prepared for {} tokens", num_tokens);
-  cudaStream_t const stream = it->second.stream;
-  if (stream != last_stream_) {
-    GCMOE_RETURN_IF_ERROR(cuda::order_after(switch_.get(), last_stream_, stream));
-    last_stream_ = stream;
-  }
-  return it->second.graph.launch(stream);
-}
-
-cuda::SmPartition const* GcMoeLayer::partition_of(int num_tokens) const {
-  auto const it = partitions_.find(plan_.comm_sms(num_tokens));
-  return it == partitions_.end() ? nullptr : &it->second;
-}
-
-int GcMoeLayer::comm_sms(int num_tokens) const {
-  cuda::SmPartition const* const p = partition_of(num_tokens);
-  return p == nullptr ? 0 : p->comm().sm_count();
-}
-
-int GcMoeLayer::compute_sms(int num_tokens) const {
-  cuda::SmPartition const* const p = partition_of(num_tokens);
-  return p == nullptr ? device_sms_ : p->compute().sm_count();
+  return partitions_->launch_ordered(it->second.graph, it->second.stream);
 }
 
 Status GcMoeLayer::synchronize() {
-  GCMOE_CHECK_CUDA(cudaStreamSynchronize(last_stream_));
+  GCMOE_CHECK_CUDA(cudaStreamSynchronize(partitions_->last_stream()));
   std::array<unsigned, 1> error{};
   GCMOE_RETURN_IF_ERROR(error_.copy_to_host(error));
   if (error[0] != 0) {

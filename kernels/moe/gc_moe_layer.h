@@ -34,6 +34,7 @@
 #include "engine/backends/cuda/stream.h"
 #include "engine/common/status.h"
 #include "kernels/moe/gc_partition_plan.h"
+#include "kernels/moe/gc_partition_set.h"
 #include "kernels/moe/moe_layer_sequential.h"
 
 namespace gcmoe::kernels {
@@ -71,11 +72,11 @@ class GcMoeLayer {
 
   // The stream the last replay went to (before any: the first partition's compute stream, or the
   // whole-device stream when the plan has no partition); work after it goes there.
-  cudaStream_t stream() const { return last_stream_; }
+  cudaStream_t stream() const { return partitions_->last_stream(); }
   // The bucket's partition as the driver made it: comm SMs (0 for none) and compute SMs.
-  int comm_sms(int num_tokens) const;
-  int compute_sms(int num_tokens) const;
-  GcPartitionPlan const& plan() const { return plan_; }
+  int comm_sms(int num_tokens) const { return partitions_->comm_sms(num_tokens); }
+  int compute_sms(int num_tokens) const { return partitions_->compute_sms(num_tokens); }
+  GcPartitionPlan const& plan() const { return partitions_->plan(); }
   MoeLayerSequential& steps() { return *steps_; }
   // Kernel nodes of a prepared bucket's graph.
   StatusOr<int> kernel_nodes(int num_tokens) const;
@@ -83,16 +84,9 @@ class GcMoeLayer {
  private:
   GcMoeLayer() = default;
 
-  cuda::SmPartition const* partition_of(int num_tokens) const;
-
   GcMoeOptions options_;
-  GcPartitionPlan plan_ = GcPartitionPlan::uniform(16);
-  std::map<int, cuda::SmPartition> partitions_;  // by the comm size the plan asks for
-  cuda::Stream whole_device_;                    // buckets without partition
-  int device_sms_ = 0;
-  cudaStream_t last_stream_ = nullptr;
-  cuda::Event switch_;  // orders a replay after the previous one on another stream
-  std::optional<MoeLayerSequential> steps_;  // always set once created
+  std::optional<GcPartitionSet> partitions_;  // always set once created
+  std::optional<MoeLayerSequential> steps_;   // always set once created
   cuda::DeviceBuffer<int> ready_rows_, layout_ready_, epoch_;
   cuda::DeviceBuffer<unsigned> error_;
   cuda::Event start_, comm_done_, side_done_;  // the graph's fork and join points
