@@ -6,12 +6,10 @@
 #include "kernels/moe/mxfp4_expert_wgmma.h"
 
 #include <algorithm>
-#include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <numeric>
 #include <random>
-#include <thread>
 #include <vector>
 
 #include "engine/backends/cuda/device_buffer.h"
@@ -21,6 +19,7 @@
 #include "engine/formats/mxfp4.h"
 #include "kernels/moe/expert_ffn_ref.h"
 #include "kernels/moe/mxfp4_expert_wgmma_layout.h"
+#include "tests/gpu/kernels/moe/expert_ffn_slots.h"
 #include "tests/support/catch.h"
 #include "tests/support/device_upload.h"
 #include "tests/support/error_norm.h"
@@ -162,21 +161,11 @@ Errors run_case(Case const& c) {
   for (auto& v : x) {
     v = uniform(rng);
   }
-  std::uniform_real_distribution<float> weight_dist(0.05f, 1.0f);
-  std::vector<int> offsets = {0}, active;
-  std::vector<float> slot_x, slot_weight;
-  for (int e = 0; e < c.experts; ++e) {
-    for (int const t : tokens_of[e]) {
-      slot_x.insert(slot_x.end(), x.begin() + t * h, x.begin() + (t + 1) * h);
-      slot_weight.push_back(weight_dist(rng));
-    }
-    offsets.push_back(static_cast<int>(slot_weight.size()));
-    if (!tokens_of[e].empty()) {
-      active.push_back(e);
-    }
-  }
-  auto const rows = static_cast<std::int64_t>(slot_weight.size());
-  auto xq = formats::quantize_activations(ActivationRecipe::kDeepseekUe8m0, slot_x, rows, h);
+  testing::ExpertSlots const slots = testing::group_by_expert(tokens_of, x, h, rng);
+  std::vector<int> const& offsets = slots.offsets;
+  std::vector<int> const& active = slots.active;
+  std::int64_t const rows = slots.rows();
+  auto xq = formats::quantize_activations(ActivationRecipe::kDeepseekUe8m0, slots.x, rows, h);
   REQUIRE(xq.ok());
 
   auto d_l1 = upload(l1_codes);
@@ -188,7 +177,7 @@ Errors run_case(Case const& c) {
   auto d_offsets = upload(offsets);
   auto d_active = upload(active);
   auto d_num_active = upload(std::vector<int>{static_cast<int>(active.size())});
-  auto d_route = upload(slot_weight);
+  auto d_route = upload(slots.weight);
   auto d_h = DeviceBuffer<std::uint8_t>::allocate(rows * inter);
   auto d_hs = DeviceBuffer<float>::allocate(rows * (inter / 128));
   auto d_y = DeviceBuffer<std::uint16_t>::allocate(rows * h);
@@ -231,14 +220,7 @@ Errors run_case(Case const& c) {
   }
   REQUIRE(launch_mxfp4_expert_wgmma(args, stream->get(), c.tuning).to_string() == "OK");
   if (c.late_rows) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(50));
-    CHECK(cudaStreamQuery(stream->get()) == cudaErrorNotReady);  // L1 waits for the rows
-    auto setter = cuda::Stream::create();
-    REQUIRE(setter.ok());
-    std::vector<int> const epoch(static_cast<std::size_t>(ready_blocks), 3);
-    REQUIRE(cudaMemcpyAsync(d_ready.data(), epoch.data(), epoch.size() * sizeof(int),
-                            cudaMemcpyHostToDevice, setter->get()) == cudaSuccess);
-    REQUIRE(setter->synchronize().ok());
+    testing::release_rows_late(stream->get(), d_ready.data(), ready_blocks, 3);
   }
   Fp8ExpertGemmArgs down = args;
   down.stage = ExpertGemmStage::kDown;
@@ -263,24 +245,15 @@ Errors run_case(Case const& c) {
   std::vector<float> y(y_bits.size());
   std::transform(y_bits.begin(), y_bits.end(), y.begin(), formats::decode_bf16);
 
-  std::vector<float> ref(y.size());
   ExpertFfnOptions options;
   options.activation_recipe = ActivationRecipe::kDeepseekUe8m0;
   options.swiglu_limit = 10.0f;
   options.weight_before_down = true;
-  for (int e = 0; e < c.experts; ++e) {
-    std::int64_t const begin = offsets[e];
-    std::int64_t const count = offsets[e + 1] - begin;
-    if (count == 0) {
-      continue;
-    }
-    DenseExpertWeights const w{h, inter, experts[e].gate.dequantized, experts[e].up.dequantized,
-                               experts[e].down.dequantized};
-    std::span<float const> const xs(slot_x.data() + begin * h, count * h);
-    std::span<float const> const ws(slot_weight.data() + begin, count);
-    REQUIRE(expert_ffn_ref(w, options, xs, ws, std::span<float>(ref.data() + begin * h, count * h))
-                .ok());
+  std::vector<DenseExpertWeights> dense;
+  for (auto const& e : experts) {
+    dense.push_back({h, inter, e.gate.dequantized, e.up.dequantized, e.down.dequantized});
   }
+  std::vector<float> const ref = testing::expert_ffn_reference(slots, dense, options);
   Errors errors;
   errors.rel_l2 = testing::relative_l2_error(y, ref);
   // Each output feature divided by its down row's largest scale (2^(max byte - 127)), so features
