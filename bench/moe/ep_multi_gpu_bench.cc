@@ -96,6 +96,24 @@ Status enable_peers(int n) {
   return Status();
 }
 
+// 4 warm-up replays, a synchronization, then `reps` replays timed to the end of the next one:
+// wall µs per layer (graphs are asynchronous; every rank is synchronized at the end).
+template <typename Replay, typename Sync>
+StatusOr<double> time_loop(Replay const& replay_all, Sync const& sync_all, int reps) {
+  for (int i = 0; i < 4; ++i) {
+    GCMOE_RETURN_IF_ERROR(replay_all(i));
+  }
+  GCMOE_RETURN_IF_ERROR(sync_all());
+  auto const start = std::chrono::steady_clock::now();
+  for (int i = 0; i < reps; ++i) {
+    GCMOE_RETURN_IF_ERROR(replay_all(i));
+  }
+  GCMOE_RETURN_IF_ERROR(sync_all());
+  std::chrono::duration<double, std::micro> const elapsed =
+      std::chrono::steady_clock::now() - start;
+  return elapsed.count() / reps;
+}
+
 // Replays every rank's graph `reps` times (parities alternating); wall µs per layer.
 StatusOr<double> time_replays(std::vector<Gpu>& gpus, std::vector<kernels::EpMoeRank>& ranks,
                               int reps, bool gc) {
@@ -125,18 +143,7 @@ StatusOr<double> time_replays(std::vector<Gpu>& gpus, std::vector<kernels::EpMoe
     }
     return first;
   };
-  for (int i = 0; i < 4; ++i) {
-    GCMOE_RETURN_IF_ERROR(replay_all(i));
-  }
-  GCMOE_RETURN_IF_ERROR(sync_all());
-  auto const start = std::chrono::steady_clock::now();
-  for (int i = 0; i < reps; ++i) {
-    GCMOE_RETURN_IF_ERROR(replay_all(i));
-  }
-  GCMOE_RETURN_IF_ERROR(sync_all());
-  std::chrono::duration<double, std::micro> const elapsed =
-      std::chrono::steady_clock::now() - start;
-  return elapsed.count() / reps;
+  return time_loop(replay_all, sync_all, reps);
 }
 
 // The planned layer on every GPU: µs per layer for each of `tokens` (the order every rank replays).
@@ -171,13 +178,6 @@ StatusOr<std::vector<double>> time_planned(std::vector<Gpu>& gpus,
           layers[static_cast<std::size_t>(r)].prepare(g.weights, g.x.data(), g.out.data(), t));
     }
   }
-  auto const replay_all = [&](int t) -> Status {
-    for (int r = 0; r < n; ++r) {
-      GCMOE_CHECK_CUDA(cudaSetDevice(devices[static_cast<std::size_t>(r)]));
-      GCMOE_RETURN_IF_ERROR(layers[static_cast<std::size_t>(r)].replay(t));
-    }
-    return Status();
-  };
   auto const sync_all = [&]() -> Status {
     for (int r = 0; r < n; ++r) {
       GCMOE_CHECK_CUDA(cudaSetDevice(devices[static_cast<std::size_t>(r)]));
@@ -187,18 +187,15 @@ StatusOr<std::vector<double>> time_planned(std::vector<Gpu>& gpus,
   };
   std::vector<double> us;
   for (int const t : tokens) {
-    for (int i = 0; i < 4; ++i) {
-      GCMOE_RETURN_IF_ERROR(replay_all(t));
-    }
-    GCMOE_RETURN_IF_ERROR(sync_all());
-    auto const start = std::chrono::steady_clock::now();
-    for (int i = 0; i < options.reps; ++i) {
-      GCMOE_RETURN_IF_ERROR(replay_all(t));
-    }
-    GCMOE_RETURN_IF_ERROR(sync_all());
-    std::chrono::duration<double, std::micro> const elapsed =
-        std::chrono::steady_clock::now() - start;
-    us.push_back(elapsed.count() / options.reps);
+    auto const replay_all = [&](int) -> Status {
+      for (int r = 0; r < n; ++r) {
+        GCMOE_CHECK_CUDA(cudaSetDevice(devices[static_cast<std::size_t>(r)]));
+        GCMOE_RETURN_IF_ERROR(layers[static_cast<std::size_t>(r)].replay(t));
+      }
+      return Status();
+    };
+    GCMOE_ASSIGN_OR_RETURN(double const per_layer, time_loop(replay_all, sync_all, options.reps));
+    us.push_back(per_layer);
   }
   return us;
 }
