@@ -28,24 +28,20 @@ Status fill_experts(std::uint8_t* base, int experts, kernels::PackedExpertSectio
   return Status();
 }
 
-std::vector<std::uint32_t> mxfp4_scale_images(std::int64_t images, bool wide,
-                                              std::mt19937_64& rng) {
+std::vector<std::uint32_t> mxfp4_scale_images(std::int64_t images, std::mt19937_64& rng) {
   constexpr std::uint32_t kMax = 120;
   std::vector<std::uint32_t> words(static_cast<std::size_t>(images * kernels::kMxScaleImageWords),
                                    0);
   std::uniform_int_distribution<int> spread(0, 3);
   for (std::int64_t i = 0; i < images; ++i) {
     std::uint32_t* const image = words.data() + i * kernels::kMxScaleImageWords;
-    for (int r = 0; r < kernels::kMxFlagWord; ++r) {
+    for (int r = 0; r < kernels::kMxScaleImageWords; ++r) {
       std::uint8_t bytes[4];
-      std::uint32_t raw = 0;
       for (int s = 0; s < 4; ++s) {
         bytes[s] = static_cast<std::uint8_t>(kMax - (s == 0 ? 0 : spread(rng)));
-        raw |= static_cast<std::uint32_t>(bytes[s]) << (8 * s);
       }
-      image[r] = wide ? raw : kernels::mxfp4_wgmma_narrow_scale_word(bytes);
+      image[r] = kernels::mxfp4_wgmma_scale_word_of(bytes);
     }
-    image[kernels::kMxFlagWord] = wide ? 1u : 0u;
   }
   return words;
 }
@@ -57,8 +53,8 @@ Status fill_mxfp4_experts(std::uint8_t* base, int experts, kernels::PackedExpert
   std::mt19937_64 rng(seed + 1);
   std::int64_t const l1_images = std::int64_t{inter / 32} * (hidden / 128);
   std::int64_t const l2_images = std::int64_t{hidden / 64} * (inter / 128);
-  std::vector<std::uint32_t> const l1 = mxfp4_scale_images(l1_images, false, rng);
-  std::vector<std::uint32_t> const l2 = mxfp4_scale_images(l2_images, false, rng);
+  std::vector<std::uint32_t> const l1 = mxfp4_scale_images(l1_images, rng);
+  std::vector<std::uint32_t> const l2 = mxfp4_scale_images(l2_images, rng);
   for (int e = 0; e < experts; ++e) {
     std::uint8_t* const expert = base + e * s.stride;
     GCMOE_CHECK_CUDA(

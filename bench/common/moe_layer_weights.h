@@ -50,11 +50,10 @@ Status fill_experts(std::uint8_t* base, int experts, kernels::PackedExpertSectio
                     std::uint64_t seed, cudaStream_t stream);
 
 // `images` MXFP4 scale images (mxfp4_expert_wgmma_layout.h): every row's four e8m0 bytes at most
-// 120 and within 3 exponents of each other (as a quantized std-0.02 weight gives), as narrow
-// words, or the same bytes flagged wide.
-std::vector<std::uint32_t> mxfp4_scale_images(std::int64_t images, bool wide, std::mt19937_64& rng);
+// 120 and within 3 exponents of each other (as a quantized std-0.02 weight gives).
+std::vector<std::uint32_t> mxfp4_scale_images(std::int64_t images, std::mt19937_64& rng);
 
-// Random e2m1 codes (any byte is a valid pair) with narrow scale images, the same for every
+// Random e2m1 codes (any byte is a valid pair) with those scale images, the same for every
 // expert. Returns after the data is in place.
 Status fill_mxfp4_experts(std::uint8_t* base, int experts, kernels::PackedExpertSections const& s,
                           int hidden, int inter, std::uint64_t seed, cudaStream_t stream);

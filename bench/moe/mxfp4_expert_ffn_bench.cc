@@ -5,9 +5,7 @@
 // rank keeps the pairs of its 48 experts). Time is the median graph replay over 4 independent
 // routings; bytes are the touched experts' packed codes and scale images; the ceiling is the best
 // memory rate measured in the same run (cudaMemcpy, SM copy, SM read-only stream).
-// Kernel options: "mxfp4" (checkpoint-like scales: every (tile, chunk) narrow, the per-32 ratios
-// folded into the decoded exponents; the default Mxfp4WgmmaTuning), "mxfp4_all_wide" (every
-// (tile, chunk) flagged wide: the per-32 fallback everywhere, the cost of not folding),
+// Kernel options: "mxfp4" (checkpoint-like scales; the default Mxfp4WgmmaTuning),
 // "mxfp4_early_release" (the weight part of each stage released before the decode) and
 // "stream_only" (a probe: the consumers release every stage unread, so the kernel's own weight
 // stream without decode or MMA; its outputs are not written).
@@ -56,14 +54,12 @@ struct Options {
   std::string only_scenario;
 };
 
-enum class Kernel { kMxfp4, kMxfp4AllWide, kEarlyRelease, kStreamOnly };
+enum class Kernel { kMxfp4, kEarlyRelease, kStreamOnly };
 
 char const* kernel_name(Kernel kernel) {
   switch (kernel) {
     case Kernel::kMxfp4:
       return "mxfp4";
-    case Kernel::kMxfp4AllWide:
-      return "mxfp4_all_wide";
     case Kernel::kEarlyRelease:
       return "mxfp4_early_release";
     case Kernel::kStreamOnly:
@@ -76,7 +72,6 @@ kernels::Mxfp4WgmmaTuning tuning_for(Kernel kernel) {
   kernels::Mxfp4WgmmaTuning t;  // the default: what launch_mxfp4_expert_wgmma(args, stream) runs
   switch (kernel) {
     case Kernel::kMxfp4:
-    case Kernel::kMxfp4AllWide:
       break;
     case Kernel::kEarlyRelease:
       t.early_release = true;
@@ -90,7 +85,7 @@ kernels::Mxfp4WgmmaTuning tuning_for(Kernel kernel) {
 
 struct Weights {
   DeviceBuffer<std::uint8_t> l1, l2;
-  DeviceBuffer<std::uint32_t> l1_scales, l2_scales, l1_wide, l2_wide;
+  DeviceBuffer<std::uint32_t> l1_scales, l2_scales;
   std::int64_t l1_images = (kInter / 32) * (kHidden / 128);
   std::int64_t l2_images = (kHidden / 64) * (kInter / 128);
   std::int64_t l1_stride() const { return l1_images * kernels::kMxCodeImageBytes; }
@@ -120,10 +115,8 @@ StatusOr<Weights> make_weights(cudaStream_t stream) {
   GCMOE_RETURN_IF_ERROR(
       fill_random_e4m3(w.l2.data(), static_cast<std::int64_t>(w.l2.size()), 2, stream));
   std::mt19937_64 rng(3);
-  GCMOE_ASSIGN_OR_RETURN(w.l1_scales, upload_repeated(mxfp4_scale_images(w.l1_images, false, rng)));
-  GCMOE_ASSIGN_OR_RETURN(w.l2_scales, upload_repeated(mxfp4_scale_images(w.l2_images, false, rng)));
-  GCMOE_ASSIGN_OR_RETURN(w.l1_wide, upload_repeated(mxfp4_scale_images(w.l1_images, true, rng)));
-  GCMOE_ASSIGN_OR_RETURN(w.l2_wide, upload_repeated(mxfp4_scale_images(w.l2_images, true, rng)));
+  GCMOE_ASSIGN_OR_RETURN(w.l1_scales, upload_repeated(mxfp4_scale_images(w.l1_images, rng)));
+  GCMOE_ASSIGN_OR_RETURN(w.l2_scales, upload_repeated(mxfp4_scale_images(w.l2_images, rng)));
   GCMOE_CHECK_CUDA(cudaStreamSynchronize(stream));
   return w;
 }
@@ -193,11 +186,10 @@ StatusOr<Batch> make_batch(int global_tokens, int local, std::uint64_t seed, cud
 }
 
 Status launch_ffn(Kernel kernel, Weights const& w, Batch const& b, cudaStream_t stream) {
-  bool const wide = kernel == Kernel::kMxfp4AllWide;
   Fp8ExpertGemmArgs a;
   a.stage = kernels::ExpertGemmStage::kGateUp;
   a.weights = w.l1.data();
-  a.weight_scales = reinterpret_cast<float const*>(wide ? w.l1_wide.data() : w.l1_scales.data());
+  a.weight_scales = reinterpret_cast<float const*>(w.l1_scales.data());
   a.weight_stride = w.l1_stride();
   a.scale_stride = w.l1_images * kernels::kMxScaleImageWords;
   a.tiles = static_cast<int>(kInter / 8);
@@ -219,7 +211,7 @@ Status launch_ffn(Kernel kernel, Weights const& w, Batch const& b, cudaStream_t 
   Fp8ExpertGemmArgs d = a;
   d.stage = kernels::ExpertGemmStage::kDown;
   d.weights = w.l2.data();
-  d.weight_scales = reinterpret_cast<float const*>(wide ? w.l2_wide.data() : w.l2_scales.data());
+  d.weight_scales = reinterpret_cast<float const*>(w.l2_scales.data());
   d.weight_stride = w.l2_stride();
   d.scale_stride = w.l2_images * kernels::kMxScaleImageWords;
   d.tiles = static_cast<int>(kHidden / 16);
@@ -269,8 +261,7 @@ Status run(Options const& options) {
       GCMOE_CHECK_CUDA(cudaStreamSynchronize(stream));
       double const experts = active_sum / kRotations;
       nlohmann::json per_kernel = nlohmann::json::object();
-      for (Kernel const kernel :
-           {Kernel::kMxfp4, Kernel::kMxfp4AllWide, Kernel::kEarlyRelease, Kernel::kStreamOnly}) {
+      for (Kernel const kernel : {Kernel::kMxfp4, Kernel::kEarlyRelease, Kernel::kStreamOnly}) {
         GCMOE_ASSIGN_OR_RETURN(double const us_all,
                                time_graph(stream, 1, options.reps, [&]() -> Status {
                                  for (Batch const& b : batches) {
@@ -306,11 +297,10 @@ Status run(Options const& options) {
       {"benchmark", "mxfp4_expert_ffn"},
       {"kernels",
        {{"mxfp4",
-         "mxfp4_expert_wgmma v3 (e2m1 decoded in registers to e4m3, register-A WGMMA "
-         "m64nNk32, swap-AB, bulk-copy mbarrier pipeline; narrow scales folded; v2: hoisted loop "
-         "addresses, 1-instruction row scale; v3: weight and x parts of a stage on barriers of "
-         "their own, released after the MMA)"},
-        {"mxfp4_all_wide", "the same kernel with every (tile, chunk) on the per-32 fallback"},
+         "mxfp4_expert_wgmma v4 (e2m1 decoded in registers to e4m3 by masks and shifts, no "
+         "lookup table; register-A WGMMA m64nNk32 per k-step into two accumulators in turn, each "
+         "folded with its e8m0 scale in f32; swap-AB, bulk-copy mbarrier pipeline; weight and x "
+         "parts of a stage on barriers of their own, released after the MMA)"},
         {"mxfp4_early_release", "the weight part of each stage released before the decode"},
         {"stream_only", "probe: the consumers release every stage unread (no decode or MMA)"}}},
       {"model_shape",

@@ -11,6 +11,13 @@
 
 namespace gcmoe::kernels::hopper {
 
+// Pins a register-A fragment in place before wgmma_fence(): without it the compiler may compute
+// the fragment's last instructions after the fence, next to the WGMMA, and ptxas then serializes
+// every WGMMA of the kernel (C7520, "compiler-inserted WG.AR").
+__device__ __forceinline__ void fence_fragment(std::uint32_t (&a)[4]) {
+  asm volatile("" : "+r"(a[0]), "+r"(a[1]), "+r"(a[2]), "+r"(a[3])::"memory");
+}
+
 template <int kN>
 struct WgmmaFp8RegA;
 

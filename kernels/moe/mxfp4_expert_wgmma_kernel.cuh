@@ -18,16 +18,12 @@ namespace gcmoe::kernels::mxfp4_wgmma {
 namespace ptx = hopper;
 using mxfp4_decode::decode_step;
 using mxfp4_decode::load_shared_16;
-using mxfp4_decode::load_shared_4;
 using mxfp4_decode::load_shared_8;
-using mxfp4_decode::Lut;
-using mxfp4_decode::lut_for;
-using mxfp4_decode::narrow_ratio;
-using mxfp4_decode::pow2_scale;
 using mxfp4_decode::read_special;
+using mxfp4_decode::step_scale;
 
 constexpr int kConsumerBarrier = 1;  // named barrier of the consumer warpgroups (0 = syncthreads)
-constexpr int kScaleImageBytes = kMxScaleImageWords * 4;  // 272
+constexpr int kScaleImageBytes = kMxScaleImageWords * 4;  // 256
 constexpr int kXRowBytes = kMxChunkK;                     // one FP8 x row of a chunk
 
 template <int kWgs, int kN>
@@ -237,10 +233,6 @@ __global__ void __launch_bounds__((kWgs * 4 + 1) * 32, kMinBlocks)
       uint4 const q0 = load_shared_16(my_codes + so);
       uint4 const q1 = load_shared_16(my_codes + so + 128 * 16);
       uint2 const sw = load_shared_8(my_scales + so);
-      // The flag is uniform over the warpgroup; the x scales' address (t) is recomputed here rather
-      // than held across the L1 epilogue, which runs at the 56-register cap of 2 CTAs per SM.
-      bool const wide = load_shared_4(smem_base + so + kScalesOffset + wg * kScaleImageBytes +
-                                      4 * kMxFlagWord) != 0u;
       if constexpr (kEarlyRelease) {
         // This warp's share of the weight images is in registers: hand the part back (the
         // __syncwarp orders every lane's loads before lane 0's release-arrive).
@@ -252,52 +244,58 @@ __global__ void __launch_bounds__((kWgs * 4 + 1) * 32, kMinBlocks)
       // The x rows (cp.async, generic proxy) are read by the WGMMA (async proxy).
       ptx::mbarrier_wait(bars + 8 * (s + kStages), phase);
       ptx::fence_proxy_async_shared();
-      std::uint32_t const x_scales = ptx::smem_address(x_scale_stages + s * kN + 2 * t);
-      float part[kN / 2];
-      // Folds the partial sum with row scales (rows g, g + 8) and the tokens' activation scales.
-      auto const fold = [&](float ws_g, float ws_g8) {
+      // One WGMMA per k-step (one e8m0 block) into a fresh accumulator, two accumulators in turn:
+      // k-step s + 2's decode and MMA are issued while k-step s is folded with its own scale.
+      float part[2][kN / 2];
+      float chunk_sum[kN / 2];
+      auto const fold_step = [&](float const(&p)[kN / 2], int step) {
+        float const f_g = step_scale(sw.x, step);
+        float const f_g8 = step_scale(sw.y, step);
 #pragma unroll
-        for (int j = 0; j < kN / 8; ++j) {
-          uint2 const x = load_shared_8(x_scales + 32 * j);
-          float const x0 = __uint_as_float(x.x);
-          float const x1 = __uint_as_float(x.y);
-          acc[4 * j + 0] += part[4 * j + 0] * ws_g * x0;
-          acc[4 * j + 1] += part[4 * j + 1] * ws_g * x1;
-          acc[4 * j + 2] += part[4 * j + 2] * ws_g8 * x0;
-          acc[4 * j + 3] += part[4 * j + 3] * ws_g8 * x1;
+        for (int i = 0; i < kN / 2; ++i) {
+          float const f = i % 4 < 2 ? f_g : f_g8;
+          chunk_sum[i] = step == 0 ? p[i] * f : fmaf(p[i], f, chunk_sum[i]);
         }
       };
-      if (!wide) {
-        // Narrow: the per-32 ratios live in the decoded exponents; one chain of four k-steps.
-        std::uint32_t a[4][4];
+      std::uint32_t a[4][4];
+      decode_step(q0, q1, 0, a[0]);
+      ptx::fence_fragment(a[0]);
+      decode_step(q0, q1, 1, a[1]);
+      ptx::fence_fragment(a[1]);
+      ptx::wgmma_fence();
+      ptx::WgmmaFp8RegA<kN>::run(part[0], a[0], desc_at(b_desc), false);
+      ptx::wgmma_commit();
+      ptx::WgmmaFp8RegA<kN>::run(part[1], a[1], desc_at(b_desc + 2), false);
+      ptx::wgmma_commit();
 #pragma unroll
-        for (int step = 0; step < 4; ++step) {
-          decode_step(q0, q1, step, lut_for(narrow_ratio(sw.x, step)),
-                      lut_for(narrow_ratio(sw.y, step)), a[step]);
-        }
+      for (int step = 2; step < 4; ++step) {
+        ptx::wgmma_wait<1>();
+        ptx::fence_accumulators<kN>(part[step % 2]);
+        decode_step(q0, q1, step, a[step]);
+        ptx::fence_fragment(a[step]);
+        fold_step(part[step % 2], step - 2);
         ptx::wgmma_fence();
-#pragma unroll
-        for (int step = 0; step < 4; ++step) {
-          ptx::WgmmaFp8RegA<kN>::run(part, a[step], desc_at(b_desc + 2 * step), step > 0);
-        }
+        ptx::WgmmaFp8RegA<kN>::run(part[step % 2], a[step], desc_at(b_desc + 2 * step), false);
         ptx::wgmma_commit();
-        ptx::wgmma_wait<0>();
-        ptx::fence_accumulators<kN>(part);
-        fold(__uint_as_float(sw.x << 23), __uint_as_float(sw.y << 23));
-      } else {
-        // Wide: each k-step (one e8m0 block) folded with its own scale.
-        Lut const unit = lut_for(kMxMaxNarrowSpread);
+      }
+      ptx::wgmma_wait<1>();
+      ptx::fence_accumulators<kN>(part[0]);
+      fold_step(part[0], 2);
+      ptx::wgmma_wait<0>();
+      ptx::fence_accumulators<kN>(part[1]);
+      fold_step(part[1], 3);
+      // The tokens' activation scales of this chunk (columns 8j + 2t, + 1), read before the stage
+      // is handed back (the producer refills them with the x rows).
+      std::uint32_t const x_scales = ptx::smem_address(x_scale_stages + s * kN + 2 * t);
 #pragma unroll
-        for (int step = 0; step < 4; ++step) {
-          std::uint32_t a[4];
-          decode_step(q0, q1, step, unit, unit, a);
-          ptx::wgmma_fence();
-          ptx::WgmmaFp8RegA<kN>::run(part, a, desc_at(b_desc + 2 * step), false);
-          ptx::wgmma_commit();
-          ptx::wgmma_wait<0>();
-          ptx::fence_accumulators<kN>(part);
-          fold(pow2_scale((sw.x >> (8 * step)) & 0xffu), pow2_scale((sw.y >> (8 * step)) & 0xffu));
-        }
+      for (int j = 0; j < kN / 8; ++j) {
+        uint2 const x = load_shared_8(x_scales + 32 * j);
+        float const x0 = __uint_as_float(x.x);
+        float const x1 = __uint_as_float(x.y);
+        acc[4 * j + 0] = fmaf(chunk_sum[4 * j + 0], x0, acc[4 * j + 0]);
+        acc[4 * j + 1] = fmaf(chunk_sum[4 * j + 1], x1, acc[4 * j + 1]);
+        acc[4 * j + 2] = fmaf(chunk_sum[4 * j + 2], x0, acc[4 * j + 2]);
+        acc[4 * j + 3] = fmaf(chunk_sum[4 * j + 3], x1, acc[4 * j + 3]);
       }
       __syncwarp();
       if (lane == 0) {

@@ -32,6 +32,14 @@ Status check_view(Mxfp4WeightView const& view, char const* name) {
   auto const nan = std::find(view.scales.begin(), view.scales.end(), formats::kE8m0NanCode);
   GCMOE_CHECK_ARG(nan == view.scales.end(), "{}: NaN e8m0 scale byte (255) at index {}", name,
                   nan - view.scales.begin());
+  auto const big = std::find_if(view.scales.begin(), view.scales.end(),
+                                [](std::uint8_t b) { return b > kMxMaxScaleByte; });
+  GCMOE_CHECK_ARG(
+      big == view.scales.end(),
+      "{}: e8m0 scale byte {} (2^{}) at index {} is above {}: weights of 2^122 and more "
+      "are not supported",
+      name, big == view.scales.end() ? 0 : *big, big == view.scales.end() ? 0 : *big - 127,
+      big - view.scales.begin(), kMxMaxScaleByte);
   return Status();
 }
 
@@ -40,15 +48,22 @@ struct RowSource {
   std::int64_t row = 0;
 };
 
+// Bit positions inside byte p of a code word of the first and second register's value p
+// (layout header): sign, e1, e0, m.
+constexpr int kFirstBits[4] = {7, 4, 3, 2};
+constexpr int kSecondBits[4] = {5, 6, 1, 0};
+
 // The code word of 8 values (layout header): `a` and `b` are 16 source bits each (nibble i = value
-// i, as the checkpoint packs them) of the word's first and second register. Word by word, so a
-// V4.1 expert packs in tens of milliseconds; mxfp4_wgmma_code_slot states the same placement per
-// value (the unit test checks that they agree).
+// i, as the checkpoint packs them: bit 3 sign, bits 2..0 e1 e0 m) of the word's first and second
+// register. mxfp4_wgmma_code_slot states the same placement per value (the unit test checks that
+// they agree).
 std::uint32_t code_word(std::uint32_t a, std::uint32_t b) {
-  std::uint32_t word = (a & 0x7777u) | ((b & 0x7777u) << 16);
+  std::uint32_t word = 0;
   for (int i = 0; i < 4; ++i) {
-    word |= ((a >> (4 * i + 3)) & 1u) << (8 * i + 7);
-    word |= ((b >> (4 * i + 3)) & 1u) << (8 * i + 3);
+    for (int bit = 0; bit < 4; ++bit) {
+      word |= ((a >> (4 * i + 3 - bit)) & 1u) << (8 * i + kFirstBits[bit]);
+      word |= ((b >> (4 * i + 3 - bit)) & 1u) << (8 * i + kSecondBits[bit]);
+    }
   }
   return word;
 }
@@ -66,8 +81,6 @@ PackedMxfp4Expert pack(std::int64_t tiles, std::int64_t cols, RowOf&& row_of) {
     for (std::int64_t chunk = 0; chunk < out.chunks; ++chunk) {
       std::int64_t const image = tile * out.chunks + chunk;
       std::uint32_t* const scale = out.scales.data() + image * kMxScaleImageWords;
-      std::uint8_t bytes[kMxTileRows][4];
-      bool wide = false;
       for (int r = 0; r < kMxTileRows; ++r) {
         RowSource const src = row_of(tile, r);
         std::uint8_t const* const packed =
@@ -85,58 +98,25 @@ PackedMxfp4Expert pack(std::int64_t tiles, std::int64_t cols, RowOf&& row_of) {
                                            upper)] = code_word(a, b);
           }
         }
+        std::uint8_t bytes[4];
         for (int s = 0; s < 4; ++s) {
-          bytes[r][s] =
+          bytes[s] =
               src.view->scales[static_cast<std::size_t>(src.row * blocks_per_row + chunk * 4 + s)];
         }
-        auto const [lo, hi] = std::minmax_element(bytes[r], bytes[r] + 4);
-        wide = wide || *hi - *lo > kMxMaxNarrowSpread || *hi < kMxMinNarrowMax;
+        scale[mxfp4_wgmma_scale_word(r)] = mxfp4_wgmma_scale_word_of(bytes);
       }
-      for (int r = 0; r < kMxTileRows; ++r) {
-        std::uint32_t word = 0;
-        if (wide) {
-          for (int s = 0; s < 4; ++s) {
-            word |= static_cast<std::uint32_t>(bytes[r][s]) << (8 * s);
-          }
-        } else {
-          word = mxfp4_wgmma_narrow_scale_word(bytes[r]);
-        }
-        scale[mxfp4_wgmma_scale_word(r)] = word;
-      }
-      scale[kMxFlagWord] = wide ? 1u : 0u;
-      out.wide_tile_chunks += wide ? 1 : 0;
       std::memcpy(out.codes.data() + image * kMxCodeImageBytes, words.data(), kMxCodeImageBytes);
     }
   }
   return out;
 }
 
-// 2^(e - 133) for e in 0..254, built from bits as the kernel does (subnormal below e = 7).
-float pow2_scale(std::uint32_t e) {
-  std::uint32_t const bits = e >= 7 ? (e - 6) << 23 : 1u << (e + 16);
-  float f = 0.0f;
-  std::memcpy(&f, &bits, sizeof(f));
-  return f;
-}
-
-// PTX prmt.b32 (default mode, selector nibble < 8): byte i = byte sel_i of {hi, lo}.
-std::uint32_t byte_perm(std::uint32_t lo, std::uint32_t hi, std::uint32_t sel) {
-  std::uint64_t const src = (static_cast<std::uint64_t>(hi) << 32) | lo;
-  std::uint32_t out = 0;
-  for (int i = 0; i < 4; ++i) {
-    std::uint32_t const index = (sel >> (4 * i)) & 7;
-    out |= static_cast<std::uint32_t>((src >> (8 * index)) & 0xff) << (8 * i);
-  }
-  return out;
-}
-
 }  // namespace
 
-std::uint32_t mxfp4_wgmma_narrow_scale_word(std::uint8_t const (&bytes)[4]) {
-  std::uint8_t const e = *std::max_element(bytes, bytes + 4);
-  std::uint32_t word = static_cast<std::uint32_t>(e - 6);
+std::uint32_t mxfp4_wgmma_scale_word_of(std::uint8_t const (&bytes)[4]) {
+  std::uint32_t word = 0;
   for (int s = 0; s < 4; ++s) {
-    word |= static_cast<std::uint32_t>(bytes[s] - e + kMxMaxNarrowSpread) << (16 + 4 * s);
+    word |= static_cast<std::uint32_t>(bytes[s] + kMxScaleBias) << (8 * s);
   }
   return word;
 }
@@ -152,7 +132,8 @@ MxCodeSlot mxfp4_wgmma_code_slot(int row, int k) {
   int const thread = 32 * w + 4 * g + t;
   int const half = step / 2;
   int const word = (half * 128 + thread) * 4 + (step % 2) * 2 + upper;
-  return {word, second * 4 + i, second != 0 ? 8 * i + 3 : 8 * i + 7};
+  int const* const bits = second != 0 ? kSecondBits : kFirstBits;
+  return {word, 8 * i + bits[0], 8 * i + bits[1], 8 * i + bits[2], 8 * i + bits[3], second != 0};
 }
 
 StatusOr<PackedMxfp4Expert> pack_gate_up_mxfp4_wgmma(Mxfp4WeightView const& gate,
@@ -179,27 +160,17 @@ float mxfp4_wgmma_kernel_weight(std::span<std::uint8_t const> codes,
   MxCodeSlot const slot = mxfp4_wgmma_code_slot(row, k);
   std::uint32_t word = 0;
   std::memcpy(&word, codes.data() + 4 * slot.word, sizeof(word));
-  std::uint32_t const scale_word = scales[static_cast<std::size_t>(mxfp4_wgmma_scale_word(row))];
-  bool const wide = scales[kMxFlagWord] != 0;
-  int const step = k / 32;
-  std::uint32_t const u = wide ? kMxMaxNarrowSpread : (scale_word >> (16 + 4 * step)) & 0xf;
-  std::uint32_t const lut_lo = kMxLutLo + u * 0x08080800u;
-  std::uint32_t const lut_hi = kMxLutHi + u * 0x08080808u;
-  // The kernel's decode of the register holding (row, k): magnitudes by prmt, then the signs.
-  std::uint32_t const magnitudes = word & 0x77777777u;
-  bool const second = slot.nibble >= 4;
+  // The kernel's decode of the register holding (row, k) (layout header).
   std::uint32_t const reg =
-      second ? byte_perm(lut_lo, lut_hi, magnitudes >> 16) | ((word << 4) & 0x80808080u)
-             : byte_perm(lut_lo, lut_hi, magnitudes) | (word & 0x80808080u);
+      slot.second ? ((word << 2) & kMxSecondShiftedMask) | ((word >> 2) & kMxSecondExponentMask)
+                  : word & kMxFirstMask;
   auto const e4m3 = static_cast<std::uint8_t>(reg >> (8 * (k % 4)));
-  if (!wide) {
-    // The kernel's narrow row scale: the word shifted into an f32 exponent field.
-    std::uint32_t const bits = scale_word << 23;
-    float row_scale = 0.0f;
-    std::memcpy(&row_scale, &bits, sizeof(row_scale));
-    return formats::decode_e4m3(e4m3) * row_scale;
-  }
-  return formats::decode_e4m3(e4m3) * pow2_scale((scale_word >> (8 * step)) & 0xff);
+  // The kernel's k-step scale: the stored byte shifted into an f32 exponent field.
+  std::uint32_t const scale_word = scales[static_cast<std::size_t>(mxfp4_wgmma_scale_word(row))];
+  std::uint32_t const bits = ((scale_word >> (8 * (k / 32))) & 0xffu) << 23;
+  float scale = 0.0f;
+  std::memcpy(&scale, &bits, sizeof(scale));
+  return formats::decode_e4m3(e4m3) * scale;
 }
 
 }  // namespace gcmoe::kernels

@@ -14,26 +14,20 @@
 //
 // Per (tile, chunk), two images, each moved by one bulk copy:
 //  * codes, 4096 bytes: 16-byte units [half h][thread 0..127], unit = k-steps 2h and 2h+1, each two
-//    words: (row g: a0, a2), (row g+8: a1, a3). A word holds 8 e2m1 values in the kernel's decode
-//    order: nibble p (0..3) bits 0..2 = |A_p| (the first register's byte p), nibble p+4 bits 0..2 =
-//    |B_p| (the second's); bit 3 of nibble 2p+1 = sign of A_p, of nibble 2p = sign of B_p. So a
-//    `prmt` on the magnitudes and an OR of (word & 0x80808080) / (word << 4 & 0x80808080) give the
-//    e4m3 bytes: two wide shared loads and ~4 instructions per register.
-//  * scales, 68 words: [w][g][row g, row g+8] one word per row, then a flag word (1 = wide), then
-//    3 zero words (16-byte multiple).
-//
-// Scale handling (any e8m0 byte 0..254 is exact; 255 = NaN is rejected at load time). Let b0..b3
-// be a row's four bytes in the chunk and E = max(b). Every e2m1 value times 2^(d+6), d = b_s - E,
-// is a normal e4m3 number for d in [-11, 0] (0.5 * 2^-5 = 2^-6 is e4m3's smallest normal, 6 * 2^6
-// = 384 <= 448), so when all 64 rows of a tile-chunk have max(b) - min(b) <= 11 ("narrow", the
-// expected case for trained weights) the kernel folds the per-32 ratios into the decoded e4m3 bytes
-// (u_s = d + 11 is added to the LUT's exponents) and applies 2^(E-133) as an f32 row scale to the
-// chunk's partial sum: one WGMMA chain per chunk, as FP8. Row word (version 2): (E - 6) | u0 << 16
-// | u1 << 20 | u2 << 24 | u3 << 28, bits 8..15 zero, so `word << 23` is the f32 bit pattern of
-// 2^(E-133) (one instruction, no subnormal case) and u3 is `word >> 28`; a tile-chunk with a row of
-// E < 7 (an f32 subnormal row scale) is therefore wide. Otherwise ("wide", flag 1) the row words
-// are the raw bytes b0 | b1 << 8 | b2 << 16 | b3 << 24, every k-step is decoded with u = 11 and
-// folded on its own with 2^(b_s - 133): exact, 4 waits.
+//    words: (row g: a0, a2), (row g+8: a1, a3). A word holds 8 e2m1 values (sign s, exponent e1 e0,
+//    mantissa m) placed so that two masks and two shifts give the e4m3 bytes (version 4):
+//      first register  = word & 0x9c9c9c9c                                  (byte p: s e1 e0 m at
+//      second register = (word << 2 & 0x8c8c8c8c) | (word >> 2 & 0x10101010)  bits 7, 4, 3, 2)
+//    so value p of the first register has s, e1, e0, m at bits 8p + 7, 4, 3, 2 and value p of the
+//    second at bits 8p + 5, 6, 1, 0. With s at bit 7 and e1 e0 m at bits 4..2, the e4m3 byte is
+//    exactly the e2m1 value times 2^-6, subnormal 0.5 and zero included (both formats have their
+//    subnormals at exponent field 0): no lookup table, ~5 instructions per 8 values.
+//  * scales, 64 words: [w][g][row g, row g+8] one word per row, bytes s = 0..3 the k-steps' e8m0
+//    bytes plus kMxScaleBias: `(word >> 8s & 0xff) << 23` is the f32 2^(b - 121) = 2^6 * 2^(b -
+//    127) that undoes the decode's 2^-6. The kernel runs one WGMMA per k-step into a fresh
+//    accumulator and folds it with that factor (two accumulators in turn, so the next k-step's MMA
+//    overlaps the fold), so every byte b in 0..kMxMaxScaleByte is exact; larger bytes (weights >=
+//    2^122, beyond what bf16 activations can carry) and 255 (NaN) are rejected at load time.
 
 #include <cstdint>
 #include <span>
@@ -47,13 +41,13 @@ namespace gcmoe::kernels {
 inline constexpr int kMxTileRows = 64;
 inline constexpr int kMxChunkK = 128;
 inline constexpr int kMxCodeImageBytes = kMxTileRows * kMxChunkK / 2;  // 4096
-inline constexpr int kMxScaleImageWords = 68;
-inline constexpr int kMxFlagWord = 64;
-inline constexpr int kMxMaxNarrowSpread = 11;  // max(b) - min(b) folded into e4m3 exponents
-inline constexpr int kMxMinNarrowMax = 7;      // narrow rows need E = max(b) >= 7 (normal f32)
-// LUT of e4m3 codes of the e2m1 magnitudes 0..7 times 2^-5 (u = 0), as two prmt source words.
-inline constexpr std::uint32_t kMxLutLo = 0x14100800u;
-inline constexpr std::uint32_t kMxLutHi = 0x24201c18u;
+inline constexpr int kMxScaleImageWords = 64;
+inline constexpr int kMxScaleBias = 6;       // stored byte = e8m0 byte + 6 (the decode's 2^-6)
+inline constexpr int kMxMaxScaleByte = 248;  // 248 + 6 = 254, the largest normal f32 exponent
+// Masks of the decode (first register; second register's two parts).
+inline constexpr std::uint32_t kMxFirstMask = 0x9c9c9c9cu;
+inline constexpr std::uint32_t kMxSecondShiftedMask = 0x8c8c8c8cu;   // of word << 2
+inline constexpr std::uint32_t kMxSecondExponentMask = 0x10101010u;  // of word >> 2
 
 // One expert's MXFP4 projection as the DeepSeek checkpoint stores it: logical dims [out, in],
 // packed e2m1 [out, in/2] (low nibble = element 2j), e8m0 scales [out, in/32].
@@ -66,17 +60,19 @@ struct Mxfp4WeightView {
 struct PackedMxfp4Expert {
   std::int64_t tiles = 0;             // weight rows / 64
   std::int64_t chunks = 0;            // K / 128
-  std::int64_t wide_tile_chunks = 0;  // how many took the per-32 path (for the load log)
   std::vector<std::uint8_t> codes;    // [tiles][chunks][4096]
   std::vector<std::uint32_t> scales;  // [tiles][chunks][68]
 };
 
 // Word index (0..1023) inside a code image of the word holding row `row` (0..63), k (0..127), and
-// the nibble (0..7) of the value's magnitude inside it.
+// the bits (0..31) of the value's sign, exponent (high, low) and mantissa inside it.
 struct MxCodeSlot {
   int word = 0;
-  int nibble = 0;
-  int sign_bit = 0;  // bit (0..31) of the value's sign inside the word
+  int sign_bit = 0;
+  int e1_bit = 0;
+  int e0_bit = 0;
+  int m_bit = 0;
+  bool second = false;  // the word's second register (k + 16)
 };
 MxCodeSlot mxfp4_wgmma_code_slot(int row, int k);
 
@@ -85,12 +81,11 @@ constexpr int mxfp4_wgmma_scale_word(int row) {
   return ((row / 16) * 8 + row % 8) * 2 + (row % 16) / 8;
 }
 
-// The narrow row word of a row whose four e8m0 bytes have max E >= kMxMinNarrowMax and
-// E - min <= kMxMaxNarrowSpread (layout header).
-std::uint32_t mxfp4_wgmma_narrow_scale_word(std::uint8_t const (&bytes)[4]);
+// The scale word of a row's four e8m0 bytes (each <= kMxMaxScaleByte) in one chunk.
+std::uint32_t mxfp4_wgmma_scale_word_of(std::uint8_t const (&bytes)[4]);
 
 // L1: gate and up [I, H] each -> I/32 tiles. I % 128 == 0 (a CTA owns 128 outputs, one
-// requantization group), H % 128 == 0, no NaN scale byte.
+// requantization group), H % 128 == 0, every scale byte <= kMxMaxScaleByte.
 StatusOr<PackedMxfp4Expert> pack_gate_up_mxfp4_wgmma(Mxfp4WeightView const& gate,
                                                      Mxfp4WeightView const& up);
 
@@ -98,7 +93,7 @@ StatusOr<PackedMxfp4Expert> pack_gate_up_mxfp4_wgmma(Mxfp4WeightView const& gate
 StatusOr<PackedMxfp4Expert> pack_down_mxfp4_wgmma(Mxfp4WeightView const& down);
 
 // CPU twin of the kernel's register decode: the weight value (decoded e4m3 byte times the f32
-// row or k-step scale) the kernel multiplies for (row, k) of one (tile, chunk).
+// k-step scale) the kernel multiplies for (row, k) of one (tile, chunk).
 float mxfp4_wgmma_kernel_weight(std::span<std::uint8_t const> codes,
                                 std::span<std::uint32_t const> scales, int row, int k);
 

@@ -1,7 +1,8 @@
 #pragma once
 // Device helpers of the MXFP4 expert GEMM (kernels/moe/mxfp4_expert_wgmma.cu): the in-register
 // decode of e2m1 code words to e4m3 bytes (layout: kernels/moe/mxfp4_expert_wgmma_layout.h, whose
-// mxfp4_wgmma_kernel_weight is the CPU twin), the row scales, and the loop's shared-memory loads.
+// mxfp4_wgmma_kernel_weight is the CPU twin), the k-step scales, and the loop's shared-memory
+// loads.
 
 #include <cuda_runtime.h>
 
@@ -43,43 +44,29 @@ __device__ __forceinline__ std::uint32_t read_special() {
   return v;
 }
 
-// 2^(e - 133) for an e8m0 byte e (0..254): the f32 factor left after the decode's 2^(6 + d); the
-// smallest bytes give f32 subnormals (exact; the build does not flush them).
-__device__ __forceinline__ float pow2_scale(std::uint32_t e) {
-  return __uint_as_float(e >= 7u ? (e - 6u) << 23 : 1u << (e + 16u));
-}
-
-// e4m3 bytes of one code word (layout header): A = the register whose magnitudes are nibbles
-// 0..3 and signs the odd nibbles' bit 3, B = nibbles 4..7 with the even nibbles' signs.
-struct Lut {
-  std::uint32_t lo;
-  std::uint32_t hi;
-};
-__device__ __forceinline__ Lut lut_for(std::uint32_t u) {
-  return {kMxLutLo + u * 0x08080800u, kMxLutHi + u * 0x08080808u};
-}
-// 7 ALU instructions (LOP3 mask, PRMT, LOP3 sign; SHF, LOP3 mask, PRMT, LOP3 sign) and one
-// IMAD.SHL per 8 values: SASS PRMT needs the selector's high half clear, so ptxas masks each
-// selector with 0x7777 on its own.
-__device__ __forceinline__ void decode_word(std::uint32_t word, Lut lut, std::uint32_t& a,
-                                            std::uint32_t& b) {
-  std::uint32_t const magnitudes = word & 0x77777777u;
-  a = __byte_perm(lut.lo, lut.hi, magnitudes) | (word & 0x80808080u);
-  b = __byte_perm(lut.lo, lut.hi, magnitudes >> 16) | ((word << 4) & 0x80808080u);
-}
-
-// u_s of a narrow row word (layout header): bits 16 + 4s; the top one needs no mask.
-__device__ __forceinline__ std::uint32_t narrow_ratio(std::uint32_t word, int step) {
-  return step == 3 ? word >> 28 : (word >> (16 + 4 * step)) & 0xfu;
+// e4m3 bytes of one code word (layout header): `first` = the register whose bytes sit at bits
+// 7, 4..2 of each byte, `second` = the other four values moved there by two shifts. Each byte is
+// the e2m1 value times 2^-6, exact (zero and the subnormal 0.5 included).
+__device__ __forceinline__ void decode_word(std::uint32_t word, std::uint32_t& first,
+                                            std::uint32_t& second) {
+  first = word & kMxFirstMask;
+  second = ((word << 2) & kMxSecondShiftedMask) | ((word >> 2) & kMxSecondExponentMask);
 }
 
 // Registers of k-step `step` from the thread's two 16-byte code units.
-__device__ __forceinline__ void decode_step(uint4 const& q0, uint4 const& q1, int step, Lut lg,
-                                            Lut lg8, std::uint32_t (&a)[4]) {
+__device__ __forceinline__ void decode_step(uint4 const& q0, uint4 const& q1, int step,
+                                            std::uint32_t (&a)[4]) {
   std::uint32_t const wg = step == 0 ? q0.x : step == 1 ? q0.z : step == 2 ? q1.x : q1.z;
   std::uint32_t const wg8 = step == 0 ? q0.y : step == 1 ? q0.w : step == 2 ? q1.y : q1.w;
-  decode_word(wg, lg, a[0], a[2]);
-  decode_word(wg8, lg8, a[1], a[3]);
+  decode_word(wg, a[0], a[2]);
+  decode_word(wg8, a[1], a[3]);
+}
+
+// The f32 factor 2^(b - 121) of k-step `step` from a row's scale word (stored byte b + 6 at bits
+// 8 step.. 8 step + 7): the byte shifted into the exponent field, one shift and one mask.
+__device__ __forceinline__ float step_scale(std::uint32_t word, int step) {
+  std::uint32_t const shifted = step == 3 ? word >> 1 : word << (23 - 8 * step);
+  return __uint_as_float(shifted & 0x7f800000u);
 }
 
 }  // namespace gcmoe::kernels::mxfp4_decode

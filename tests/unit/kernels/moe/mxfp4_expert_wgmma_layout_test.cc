@@ -26,7 +26,7 @@ struct Weight {
   }
 };
 
-// Random codes; scale bytes drawn per 32-block from [lo, hi] (hi - lo > 11 makes wide chunks).
+// Random codes; scale bytes drawn per 32-block from [lo, hi].
 Weight make(std::int64_t rows, std::int64_t cols, int lo, int hi, std::uint64_t seed) {
   std::mt19937_64 rng(seed);
   std::uniform_int_distribution<int> code(0, 255);
@@ -59,8 +59,9 @@ std::uint8_t code_at(Weight const& w, std::int64_t row, std::int64_t k) {
   return static_cast<std::uint8_t>(k % 2 == 0 ? b & 0xf : b >> 4);
 }
 
-// Every value's magnitude and sign bits sit where mxfp4_wgmma_code_slot says (the slots cover all
-// 32 bits of every word, so this pins the whole code image). source_row(tile, r) -> (weight, row).
+// Every value's sign, exponent and mantissa bits sit where mxfp4_wgmma_code_slot says (the slots
+// cover all 32 bits of every word, so this pins the whole code image). source_row(tile, r) ->
+// (weight, row).
 template <typename SourceRow>
 int count_slot_mismatches(PackedMxfp4Expert const& p, SourceRow&& source_row) {
   int mismatches = 0;
@@ -74,8 +75,10 @@ int count_slot_mismatches(PackedMxfp4Expert const& p, SourceRow&& source_row) {
           MxCodeSlot const slot = mxfp4_wgmma_code_slot(r, k);
           std::uint32_t word = 0;
           std::memcpy(&word, codes.data() + 4 * slot.word, 4);
-          bool const ok = ((word >> (4 * slot.nibble)) & 7) == (code & 7u) &&
-                          ((word >> slot.sign_bit) & 1) == (code >> 3u);
+          bool const ok = ((word >> slot.sign_bit) & 1) == ((code >> 3) & 1u) &&
+                          ((word >> slot.e1_bit) & 1) == ((code >> 2) & 1u) &&
+                          ((word >> slot.e0_bit) & 1) == ((code >> 1) & 1u) &&
+                          ((word >> slot.m_bit) & 1) == (code & 1u);
           mismatches += ok ? 0 : 1;
         }
       }
@@ -84,56 +87,52 @@ int count_slot_mismatches(PackedMxfp4Expert const& p, SourceRow&& source_row) {
   return mismatches;
 }
 
-TEST_CASE("MXFP4 narrow scale words: the row scale is the word shifted into an f32 exponent") {
-  // Every largest byte E the narrow path takes (7..254), the four blocks spread 0..min(11, E)
-  // below it. The kernel reads u_s at bits 16 + 4s and the row scale as `word << 23`.
+TEST_CASE("MXFP4 scale words: every accepted byte gives its k-step factor 2^(b - 121) exactly") {
+  // The kernel reads step s's factor as `(word >> 8s & 0xff) << 23` (as f32 bits); with the
+  // decode's 2^-6 it makes the dequantized 2^(b - 127) for every byte 0..kMxMaxScaleByte.
   int mismatches = 0;
-  for (int e = kMxMinNarrowMax; e <= 254; ++e) {
-    for (int spread = 0; spread <= std::min(kMxMaxNarrowSpread, e); ++spread) {
-      std::uint8_t const bytes[4] = {static_cast<std::uint8_t>(e - spread),
-                                     static_cast<std::uint8_t>(e),
-                                     static_cast<std::uint8_t>(e - spread / 2),
-                                     static_cast<std::uint8_t>(e - (spread + 1) / 3)};
-      std::uint32_t const word = mxfp4_wgmma_narrow_scale_word(bytes);
-      std::uint32_t const bits = word << 23;
-      float row_scale = 0.0f;
-      std::memcpy(&row_scale, &bits, sizeof(row_scale));
-      mismatches += row_scale == std::ldexp(1.0f, e - 133) ? 0 : 1;
-      mismatches += ((word >> 8) & 0xff) == 0 ? 0 : 1;
-      for (int step = 0; step < 4; ++step) {
-        auto const u = static_cast<int>((word >> (16 + 4 * step)) & 0xf);
-        mismatches += u == bytes[step] - e + kMxMaxNarrowSpread ? 0 : 1;
-      }
+  for (int b = 0; b <= kMxMaxScaleByte; ++b) {
+    std::uint8_t const bytes[4] = {static_cast<std::uint8_t>(b),
+                                   static_cast<std::uint8_t>(kMxMaxScaleByte - b),
+                                   static_cast<std::uint8_t>(b / 2), static_cast<std::uint8_t>(b)};
+    std::uint32_t const word = mxfp4_wgmma_scale_word_of(bytes);
+    for (int step = 0; step < 4; ++step) {
+      std::uint32_t const bits = ((word >> (8 * step)) & 0xffu) << 23;
+      float factor = 0.0f;
+      std::memcpy(&factor, &bits, sizeof(factor));
+      mismatches += factor * std::ldexp(1.0f, -6) == std::ldexp(1.0f, bytes[step] - 127) ? 0 : 1;
     }
   }
   CHECK(mismatches == 0);
 }
 
-TEST_CASE("MXFP4 code slots follow WGMMA's register-A fragment and cover every nibble once") {
-  // Row 0, k 0: thread 0, word 0 (k-step 0, row g), nibble 0, sign in bit 7.
-  CHECK(mxfp4_wgmma_code_slot(0, 0).word == 0);
-  CHECK(mxfp4_wgmma_code_slot(0, 0).nibble == 0);
-  CHECK(mxfp4_wgmma_code_slot(0, 0).sign_bit == 7);
-  // Row 8 (g 0, the a1/a3 word), k 16 + 5 (a3, t 1, byte 1): thread 1, word 1, nibble 5, bit 11.
-  CHECK(mxfp4_wgmma_code_slot(8, 21).word == 1 * 4 + 1);
-  CHECK(mxfp4_wgmma_code_slot(8, 21).nibble == 5);
-  CHECK(mxfp4_wgmma_code_slot(8, 21).sign_bit == 11);
+TEST_CASE("MXFP4 code slots follow WGMMA's register-A fragment and cover every bit once") {
+  // Row 0, k 0: thread 0, word 0 (k-step 0, row g), first register's byte 0: bits 7, 4, 3, 2.
+  MxCodeSlot const first = mxfp4_wgmma_code_slot(0, 0);
+  CHECK(first.word == 0);
+  CHECK_FALSE(first.second);
+  CHECK((first.sign_bit == 7 && first.e1_bit == 4 && first.e0_bit == 3 && first.m_bit == 2));
+  // Row 8 (g 0, the a1/a3 word), k 16 + 5 (a3, t 1, byte 1): thread 1, word 1, second register's
+  // byte 1: bits 8 + 5, 6, 1, 0.
+  MxCodeSlot const second = mxfp4_wgmma_code_slot(8, 21);
+  CHECK(second.word == 1 * 4 + 1);
+  CHECK(second.second);
+  CHECK((second.sign_bit == 13 && second.e1_bit == 14 && second.e0_bit == 9 && second.m_bit == 8));
   // Row 16 * 3 + 2 (warp 3, g 2), k 96 + 14 (k-step 3, t 3, byte 2): half 1, thread 107, word 2.
   MxCodeSlot const s = mxfp4_wgmma_code_slot(50, 110);
   CHECK(s.word == (128 + 107) * 4 + 2);
-  CHECK(s.nibble == 2);
   CHECK(s.sign_bit == 23);
-  std::set<int> nibbles, signs;
+  // Every bit of every word holds exactly one value's bit.
+  std::set<int> bits;
   for (int r = 0; r < kMxTileRows; ++r) {
     for (int k = 0; k < kMxChunkK; ++k) {
       MxCodeSlot const slot = mxfp4_wgmma_code_slot(r, k);
-      nibbles.insert(slot.word * 8 + slot.nibble);
-      signs.insert(slot.word * 32 + slot.sign_bit);
-      CHECK(slot.sign_bit % 4 == 3);
+      for (int const bit : {slot.sign_bit, slot.e1_bit, slot.e0_bit, slot.m_bit}) {
+        bits.insert(slot.word * 32 + bit);
+      }
     }
   }
-  CHECK(nibbles.size() == static_cast<std::size_t>(kMxTileRows * kMxChunkK));
-  CHECK(signs.size() == static_cast<std::size_t>(kMxTileRows * kMxChunkK));
+  CHECK(bits.size() == static_cast<std::size_t>(kMxTileRows * kMxChunkK * 4));
   CHECK(mxfp4_wgmma_scale_word(0) == 0);
   CHECK(mxfp4_wgmma_scale_word(8) == 1);
   CHECK(mxfp4_wgmma_scale_word(17) == 2 * 9);
@@ -157,22 +156,24 @@ TEST_CASE("MXFP4 gate/up packing places codes, signs and scales where the kernel
   REQUIRE(packed.ok());
   REQUIRE(packed->tiles == inter / 32);
   REQUIRE(packed->chunks == hidden / 128);
-  CHECK(packed->wide_tile_chunks == 0);
   // Gate row of output 67 is tile 2, row 16 * 1 + 3; its up row 16 * 1 + 8 + 3.
   for (int const row : {19, 27}) {
     MxCodeSlot const slot = mxfp4_wgmma_code_slot(row, 3);
     std::uint32_t word = 0;
     std::memcpy(&word, codes_of(*packed, 2, 1).data() + 4 * slot.word, 4);
     std::uint32_t const expected = row == 19 ? 0xb : 0x7;
-    CHECK(((word >> (4 * slot.nibble)) & 7) == (expected & 7));
     CHECK(((word >> slot.sign_bit) & 1) == (expected >> 3));
+    CHECK(((word >> slot.e1_bit) & 1) == ((expected >> 2) & 1));
+    CHECK(((word >> slot.e0_bit) & 1) == ((expected >> 1) & 1));
+    CHECK(((word >> slot.m_bit) & 1) == (expected & 1));
   }
   std::uint32_t const scale_word = scales_of(*packed, 2, 1)[mxfp4_wgmma_scale_word(19)];
   std::uint8_t const* b = gate.scales.data() + out * 8 + 4;
-  std::uint8_t const e = *std::max_element(b, b + 4);
-  CHECK((scale_word & 0xffff) == static_cast<std::uint32_t>(e - 6));
-  CHECK(((scale_word >> 16) & 0xf) == static_cast<std::uint32_t>(112 - e + kMxMaxNarrowSpread));
-  CHECK(scales_of(*packed, 2, 1)[kMxFlagWord] == 0u);
+  CHECK((scale_word & 0xff) == 112u + kMxScaleBias);
+  for (int step = 1; step < 4; ++step) {
+    CHECK(((scale_word >> (8 * step)) & 0xff) ==
+          static_cast<std::uint32_t>(b[step] + kMxScaleBias));
+  }
   CHECK(count_slot_mismatches(*packed, [&](std::int64_t tile, int r) {
           return std::pair{r % 16 < 8 ? &gate : &up, tile * 32 + (r / 16) * 8 + r % 8};
         }) == 0);
@@ -197,22 +198,19 @@ TEST_CASE("MXFP4 gate/up packing places codes, signs and scales where the kernel
   CHECK(mismatches == 0);
 }
 
-TEST_CASE("MXFP4 down packing: extreme and mixed scale bytes stay exact (narrow and wide)") {
+TEST_CASE("MXFP4 down packing: extreme and mixed scale bytes stay exact") {
   std::int64_t const hidden = 256;
   std::int64_t const inter = 384;
-  // Bytes 0..254 anywhere, so most tile-chunks are wide; then narrow, far-off-e4m3 ranges (7..18:
-  // the smallest narrow row scale, 2^-126); then 0..6, narrow spread but an f32 subnormal row
-  // scale, so wide.
-  for (auto const& [lo, hi] : {std::pair{0, 254}, std::pair{60, 71}, std::pair{160, 171},
-                               std::pair{7, 18}, std::pair{0, 6}}) {
+  // Every accepted byte mixed anywhere (0..248: 2^-127..2^121), far-off-e4m3 ranges, and the
+  // smallest bytes (dequantized weights down to 2^-128, f32 subnormals).
+  for (auto const& [lo, hi] :
+       {std::pair{0, kMxMaxScaleByte}, std::pair{60, 71}, std::pair{160, 171},
+        std::pair{236, kMxMaxScaleByte}, std::pair{0, 6}}) {
     Weight const down = make(hidden, inter, lo, hi, 7 + static_cast<std::uint64_t>(lo));
     auto packed = pack_down_mxfp4_wgmma(down.view());
     REQUIRE(packed.ok());
     CHECK(packed->tiles == hidden / 64);
     CHECK(packed->chunks == inter / 128);
-    std::int64_t const images = packed->tiles * packed->chunks;
-    bool const wide = hi - lo > kMxMaxNarrowSpread || hi < kMxMinNarrowMax;
-    CHECK(packed->wide_tile_chunks == (wide ? images : 0));
     CHECK(count_slot_mismatches(*packed, [&](std::int64_t tile, int r) {
             return std::pair{&down, tile * 64 + r};
           }) == 0);
@@ -236,7 +234,7 @@ TEST_CASE("MXFP4 down packing: extreme and mixed scale bytes stay exact (narrow 
   }
 }
 
-TEST_CASE("MXFP4 WGMMA packing rejects bad shapes and NaN scales with INVALID_ARGUMENT") {
+TEST_CASE("MXFP4 WGMMA packing rejects bad shapes, NaN and too large scales: INVALID_ARGUMENT") {
   Weight const ok = make(128, 256, 120, 126, 3);
   Weight const rows_96 = make(96, 256, 120, 126, 4);
   Weight const k_64 = make(128, 64, 120, 126, 5);
@@ -253,6 +251,14 @@ TEST_CASE("MXFP4 WGMMA packing rejects bad shapes and NaN scales with INVALID_AR
   auto const status = pack_down_mxfp4_wgmma(nan.view()).status();
   CHECK(status.code() == StatusCode::kInvalidArgument);
   CHECK(status.to_string().find("NaN") != std::string::npos);
+  // 249 (2^122) and above: the kernel's f32 factor 2^(b - 121) would overflow; named in the error.
+  Weight big = ok;
+  big.scales[40] = kMxMaxScaleByte + 1;
+  auto const too_big = pack_down_mxfp4_wgmma(big.view()).status();
+  CHECK(too_big.code() == StatusCode::kInvalidArgument);
+  CHECK(too_big.to_string().find("249") != std::string::npos);
+  big.scales[40] = kMxMaxScaleByte;
+  CHECK(pack_down_mxfp4_wgmma(big.view()).ok());
   CHECK(pack_down_mxfp4_wgmma(ok.view()).ok());
 }
 

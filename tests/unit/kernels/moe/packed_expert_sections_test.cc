@@ -37,11 +37,12 @@ TEST_CASE("Packed FP8 expert sections at GLM-5.2's shape") {
 
 TEST_CASE("Packed MXFP4 expert sections at DeepSeek-V4.1's shape") {
   // H 5120, I 2304: L1 (2304/32)·(5120/128) = 2880 images, L2 (5120/64)·(2304/128) = 1440, each
-  // 4096 bytes of e2m1 codes and 68 scale words.
+  // 4096 bytes of e2m1 codes and 64 scale words (one e8m0 byte per 32 weights).
   PackedExpertSections const s = mxfp4_expert_sections(5120, 2304);
-  check_sections(s, 2880, 1440, 4096, 68 * 4);
-  // 0.37% more than the checkpoint's 18,800,640 bytes per expert (model-spec): the scale words.
-  CHECK(s.stride == 18'869'760);
+  check_sections(s, 2880, 1440, 4096, 64 * 4);
+  // Exactly the checkpoint's 18,800,640 bytes per expert (model-spec): codes and scales, nothing
+  // added by the layout.
+  CHECK(s.stride == 18'800'640);
   CHECK(packed_expert_sections(ExpertWeightFormat::kMxfp4, 5120, 2304) == s);
 }
 
