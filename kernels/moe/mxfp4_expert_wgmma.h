@@ -6,29 +6,23 @@
 // clamp, routing weight and power-of-two FP8 requantization fused into L1, bf16 y out of L2,
 // readiness counters), but the weights are e2m1 codes with e8m0 scales per 32 K: each consumer
 // thread loads its share of a (tile, chunk) from shared memory with two 16-byte loads, decodes
-// the codes in registers to e4m3 (prmt lookup with the per-32 scale ratios folded into the
-// exponents) and runs WGMMA with A from registers (hopper/wgmma_register_a.cuh). The layout and
-// the scale handling: kernels/moe/mxfp4_expert_wgmma_layout.h.
-// CPU reference: kernels/moe/expert_ffn_ref.h on the dequantized weights.
+// the codes in registers to e4m3 with two masks and two shifts per 8 values (the layout puts each
+// value's bits where e4m3 wants them: the byte is the e2m1 value times 2^-6, exactly) and runs one
+// WGMMA per k-step with A from registers (hopper/wgmma_register_a.cuh) into a fresh accumulator,
+// two in turn, each folded in f32 with its block's factor 2^(b - 121). The layout and the scale
+// handling: kernels/moe/mxfp4_expert_wgmma_layout.h. CPU reference: kernels/moe/expert_ffn_ref.h
+// on the dequantized weights.
 //
-// Why the scales are folded (layout header): per-32 promotion everywhere (every k-step its own
-// WGMMA, wait and f32 fold) measured 8-11% slower at V4.1's shape for T >= 2 on an H200
-// (bench_mxfp4_expert_ffn, option mxfp4_all_wide), and folding the ratios costs no accuracy: the
-// decoded e4m3 values are exactly the dequantized weights over 2^(E-133). The per-32 path stays
-// for tile-chunks whose bytes spread more than 11 exponents or hold a row whose largest byte is
-// below 7 (expected rare; not yet counted on a real checkpoint: PackedMxfp4Expert::wide_tile_chunks
-// says how many), so any byte 0..254 is exact.
-// Registers (ptxas, sm_90a, CUDA 13.0; version 2): L1 56/85/96 for 8/16/32 rows per pass, L2
-// 56/72/96; no spills, no stack frame. Version 2 (bench/NOTES.md, "MXFP4 expert GEMM"): 175-201
-// instead of 201-226 SASS instructions per warp per narrow chunk (hoisted addresses, stage/phase
-// by increment, the row scale as one shift; decode helpers in mxfp4_register_decode.cuh); ncu (ep1
-// T=8, V4.1 shape): issue slots 58-64% busy, ALU 61-65%, DRAM 59% — the consumers mostly wait on
-// the stage's full barrier (long scoreboard 3.7 cycles per issued instruction) and on WGMMA, not on
-// the decode's issue rate. Version 3: the weight and x parts of a stage complete and are released
-// on barriers of their own (so the weight part can be released before the decode: an option,
-// measured 1-2% slower), and a stream-only probe: the same pipeline with the consumers releasing
-// stages unread streams at 90-100% of the copy ceiling at T >= 8, the full kernel at 60-68% —
-// the feed is not what limits it (bench/NOTES.md, v3). Registers (v3): L1 56/83/96, L2 56/71/95.
+// Version 4 (bench/NOTES.md, "MXFP4 expert GEMM", v4): versions 1-3 folded the per-32 ratios
+// into the decoded exponents through a per-(row, k-step) lookup table (one WGMMA chain per chunk,
+// a per-32 fallback for chunks whose bytes spread more than 11 exponents); the lookup's ALU work
+// was the longest link of each warp's chunk chain. Version 4 runs 138 instead of ~175 SASS
+// instructions per warp per chunk (ALU ~55 instead of ~88), every byte 0..248 on one path, and
+// measured 1.12-1.16x version 3 at T <= 128 on an H200 (70-79% of the copy ceiling at ep1
+// T = 8..64). Registers (ptxas, sm_90a, CUDA 13.0): L1 54/72/96, L2 52/66/96 for 8/16/32 rows per
+// pass; the 32-row L1 kernel spills one value (the expert's row end: one store, one reload per
+// pass, outside the chunk loop). Version 3's options stay: the weight and x parts of a stage are
+// released on barriers of their own (early release: an option), and a stream-only probe.
 
 #include <cuda_runtime.h>
 
