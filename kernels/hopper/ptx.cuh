@@ -315,11 +315,4 @@ struct WgmmaFp8<48> {
   }
 };
 
-// Arrives on named barrier `id` without waiting; the barrier's other threads wait in
-// named_barrier_sync (`threads` counts both): one warpgroup lets the next one go on (the FP8
-// expert GEMM's WGMMA issue ring, v2.7).
-__device__ __forceinline__ void named_barrier_arrive(int id, int threads) {
-  asm volatile("bar.arrive %0, %1;" ::"r"(id), "r"(threads) : "memory");
-}
-
 }  // namespace gcmoe::kernels::hopper

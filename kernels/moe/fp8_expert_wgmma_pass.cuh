@@ -18,61 +18,6 @@ namespace gcmoe::kernels::fp8_wgmma {
 namespace ptx = hopper;
 
 inline constexpr int kConsumerBarrier = 1;  // named barrier of the consumer warpgroups (0 = sync)
-// Named barriers 2 .. 2 + warpgroups - 1: the wide kernel's WGMMA issue ring (v2.7). Warpgroup w
-// arrives on kRingBarrier0 + w once its chunk's WGMMAs are issued; warpgroup w + 1 (0 after the
-// last, for the next chunk) waits there before issuing its own. Each SM sub-partition's tensor
-// core runs one warp of every warpgroup in issue order, so a warpgroup's chunk completes before
-// the next one's starts and its fold overlaps the others' tensor work, instead of all warpgroups'
-// WGMMAs interleaving, completing together and folding while the tensor cores idle.
-// The ring is closed with one arrival of the last warpgroup before the CTA's first chunk
-// (ring_open) and one wait of warpgroup 0 after its last (ring_close), so the chunk loop has no
-// first/last cases and no arrival is left pending at exit.
-inline constexpr int kRingBarrier0 = 2;
-inline constexpr int kRingThreads = 256;  // one warpgroup arrives, the next one waits
-
-// Barrier ids as immediates (a computed id makes ptxas reserve all 16 of the CTA's barriers).
-template <int kWgs>
-__device__ __forceinline__ void ring_wait(int wg) {
-  static_assert(kWgs == 2 || kWgs == 4);
-  if (wg == 0) {
-    ptx::named_barrier_sync(kRingBarrier0 + kWgs - 1, kRingThreads);
-  } else if (wg == 1) {
-    ptx::named_barrier_sync(kRingBarrier0, kRingThreads);
-  } else if constexpr (kWgs == 4) {
-    if (wg == 2) {
-      ptx::named_barrier_sync(kRingBarrier0 + 1, kRingThreads);
-    } else {
-      ptx::named_barrier_sync(kRingBarrier0 + 2, kRingThreads);
-    }
-  }
-}
-template <int kWgs>
-__device__ __forceinline__ void ring_arrive(int wg) {
-  static_assert(kWgs == 2 || kWgs == 4);
-  if (wg == 0) {
-    ptx::named_barrier_arrive(kRingBarrier0, kRingThreads);
-  } else if (wg == 1) {
-    ptx::named_barrier_arrive(kRingBarrier0 + 1, kRingThreads);
-  } else if constexpr (kWgs == 4) {
-    if (wg == 2) {
-      ptx::named_barrier_arrive(kRingBarrier0 + 2, kRingThreads);
-    } else {
-      ptx::named_barrier_arrive(kRingBarrier0 + 3, kRingThreads);
-    }
-  }
-}
-template <int kWgs>
-__device__ __forceinline__ void ring_open(int wg) {
-  if (wg == kWgs - 1) {
-    ring_arrive<kWgs>(wg);
-  }
-}
-template <int kWgs>
-__device__ __forceinline__ void ring_close(int wg) {
-  if (wg == 0) {
-    ring_wait<kWgs>(wg);
-  }
-}
 // Wide passes (kN >= 64) run in halves of 64 rows (or, up to 96 rows, one WGMMA per k-step),
 // each WGMMA trimmed to the rows present rounded up to the configuration's width step (8 or 16).
 inline constexpr int kHalfRows = 64;
@@ -150,13 +95,10 @@ inline constexpr bool kParallelHalves = kW1 > 0 && kN <= 96;
 // once per half but from L2/HBM once. `it` counts the CTA's stages across passes. before_chunk(c,
 // it) runs before the warp waits for chunk c, the CTA's stage use `it` (the wide kernel refills a
 // stage there).
-// kRing: the warpgroups issue each chunk's WGMMAs in turn (kRingBarrier0); only where every
-// warpgroup issues its chunk once (not the 128-row pass's halves one after the other).
-template <int kN, int kW0, int kW1, int kWgs, int kStages, bool kRing, typename BeforeChunk>
+template <int kN, int kW0, int kW1, int kWgs, int kStages, typename BeforeChunk>
 __device__ __forceinline__ void consume_pass(float (&acc)[kN / 2], int& it, PassView const& v,
                                              BeforeChunk const& before_chunk) {
   static_assert(kW0 + kW1 <= kN && (kW1 == 0 || kW0 == kHalfRows));
-  static_assert(!kRing || kW1 == 0 || kParallelHalves<kN, kW1>);
   constexpr int kStageBytes = stage_bytes<kWgs, kN>();
   constexpr int kScaleFloats = kN + 2 * kWgs;
   int const t = v.lane % 4;
@@ -171,29 +113,12 @@ __device__ __forceinline__ void consume_pass(float (&acc)[kN / 2], int& it, Pass
     std::uint32_t const b_base = stage + kWgs * kWgmmaChunkBytes;
     float const* const stage_scales = v.scale_stages + s * kScaleFloats;
     float2 const ws = *reinterpret_cast<float2 const*>(stage_scales + kN + 2 * v.wg);
-    if constexpr (kRing) {
-      ring_wait<kWgs>(v.wg);
-    }
-    // After this warpgroup's WGMMAs of the chunk are issued: the next warpgroup may issue.
-    auto const ring_pass_on = [&] {
-      if constexpr (kRing) {
-        ring_arrive<kWgs>(v.wg);
-      }
-    };
-    if constexpr (kW1 == 0 && kRing) {
-      float part[kW0 / 2];
-      ptx::wgmma_fence();
-      mma_half<kW0, 0>(part, a_base, b_base);
-      ring_pass_on();
-      ptx::wgmma_wait<0>();
-      fold_half<kW0, 0, kN>(acc, part, stage_scales, ws, t);
-    } else if constexpr (kParallelHalves<kN, kW1>) {
+    if constexpr (kParallelHalves<kN, kW1>) {
       float part0[kW0 / 2];
       float part1[kW1 / 2];
       ptx::wgmma_fence();
       mma_half<kW0, 0>(part0, a_base, b_base);
       mma_half<kW1, 1>(part1, a_base, b_base);
-      ring_pass_on();
       ptx::wgmma_wait<1>();
       fold_half<kW0, 0, kN>(acc, part0, stage_scales, ws, t);
       ptx::wgmma_wait<0>();
@@ -213,18 +138,17 @@ __device__ __forceinline__ void consume_pass(float (&acc)[kN / 2], int& it, Pass
 
 // The single-WGMMA chunk loop for a pass whose columns round up to `width` (a multiple of kStep):
 // instantiations kW = kStep, 2·kStep, ... kN, the first one wide enough taken.
-template <int kN, int kW, int kStep, int kWgs, int kStages, bool kRing, typename BeforeChunk>
+template <int kN, int kW, int kStep, int kWgs, int kStages, typename BeforeChunk>
 __device__ __forceinline__ void consume_pass_width(float (&acc)[kN / 2], int& it, int width,
                                                    PassView const& v,
                                                    BeforeChunk const& before_chunk) {
   if constexpr (kW >= kN) {
-    consume_pass<kN, kN, 0, kWgs, kStages, kRing>(acc, it, v, before_chunk);
+    consume_pass<kN, kN, 0, kWgs, kStages>(acc, it, v, before_chunk);
   } else {
     if (width <= kW) {
-      consume_pass<kN, kW, 0, kWgs, kStages, kRing>(acc, it, v, before_chunk);
+      consume_pass<kN, kW, 0, kWgs, kStages>(acc, it, v, before_chunk);
     } else {
-      consume_pass_width<kN, kW + kStep, kStep, kWgs, kStages, kRing>(acc, it, width, v,
-                                                                      before_chunk);
+      consume_pass_width<kN, kW + kStep, kStep, kWgs, kStages>(acc, it, width, v, before_chunk);
     }
   }
 }
@@ -236,39 +160,37 @@ __device__ __forceinline__ void consume_pass_width(float (&acc)[kN / 2], int& it
 // memory once per k-step); otherwise two 64-row halves (v2.6). The branch is taken once per pass,
 // around the whole loop (a WGMMA behind a per-chunk branch would be serialized by ptxas, C7520).
 template <int kN, int kWgs, int kStages, int kStep = kWidthStep, bool kSingle = false,
-          bool kRing = false, typename BeforeChunk>
+          typename BeforeChunk>
 __device__ __forceinline__ void consume_pass_trimmed(float (&acc)[kN / 2], int& it, int rows,
                                                      PassView const& v,
                                                      BeforeChunk const& before_chunk) {
   static_assert(kStep == 8 || kStep == 16);
   if constexpr (kN <= 32) {
-    static_assert(!kRing);
-    consume_pass<kN, kN, 0, kWgs, kStages, false>(acc, it, v, before_chunk);
+    consume_pass<kN, kN, 0, kWgs, kStages>(acc, it, v, before_chunk);
   } else if constexpr (kN == kHalfRows || (kSingle && kN <= 96)) {
     int const width = (rows + kStep - 1) / kStep * kStep;  // kStep..kN
-    consume_pass_width<kN, kStep, kStep, kWgs, kStages, kRing>(acc, it, width, v, before_chunk);
+    consume_pass_width<kN, kStep, kStep, kWgs, kStages>(acc, it, width, v, before_chunk);
   } else {
     static_assert(kN == 96 || kN == 2 * kHalfRows);
     static_assert(kStep == kWidthStep, "the halves are trimmed in steps of 16");
-    static_assert(!kRing || kN <= 96, "the 128-row pass runs its halves one after the other");
     int const steps = (rows + kWidthStep - 1) / kWidthStep;  // 1..kN / 16
     if (steps <= 1) {
-      consume_pass<kN, 16, 0, kWgs, kStages, kRing>(acc, it, v, before_chunk);
+      consume_pass<kN, 16, 0, kWgs, kStages>(acc, it, v, before_chunk);
     } else if (steps == 2) {
-      consume_pass<kN, 32, 0, kWgs, kStages, kRing>(acc, it, v, before_chunk);
+      consume_pass<kN, 32, 0, kWgs, kStages>(acc, it, v, before_chunk);
     } else if (steps == 3) {
-      consume_pass<kN, 48, 0, kWgs, kStages, kRing>(acc, it, v, before_chunk);
+      consume_pass<kN, 48, 0, kWgs, kStages>(acc, it, v, before_chunk);
     } else if (steps == 4) {
-      consume_pass<kN, 64, 0, kWgs, kStages, kRing>(acc, it, v, before_chunk);
+      consume_pass<kN, 64, 0, kWgs, kStages>(acc, it, v, before_chunk);
     } else if (steps == 5) {
-      consume_pass<kN, 64, 16, kWgs, kStages, kRing>(acc, it, v, before_chunk);
+      consume_pass<kN, 64, 16, kWgs, kStages>(acc, it, v, before_chunk);
     } else if (kN == 96 || steps == 6) {
-      consume_pass<kN, 64, 32, kWgs, kStages, kRing>(acc, it, v, before_chunk);
+      consume_pass<kN, 64, 32, kWgs, kStages>(acc, it, v, before_chunk);
     } else if constexpr (kN > 96) {
       if (steps == 7) {
-        consume_pass<kN, 64, 48, kWgs, kStages, kRing>(acc, it, v, before_chunk);
+        consume_pass<kN, 64, 48, kWgs, kStages>(acc, it, v, before_chunk);
       } else {
-        consume_pass<kN, 64, 64, kWgs, kStages, kRing>(acc, it, v, before_chunk);
+        consume_pass<kN, 64, 64, kWgs, kStages>(acc, it, v, before_chunk);
       }
     }
   }

@@ -15,9 +15,8 @@
 // kLag 1 the warpgroups run each chunk in step; kLag 2 lets one run a chunk ahead (measured: no
 // difference beyond run-to-run spread, bench/NOTES.md v2.6).
 //
-// v2.7 knobs: kStep, the WGMMA width step of the trimmed passes (8 or 16); kSingle, one WGMMA per
-// k-step over all of a 96-row pass's columns instead of two halves; kRing, the warpgroups issue
-// each chunk's WGMMAs in turn (fp8_expert_wgmma_pass.cuh, kRingBarrier0).
+// v2.7: kStep, the WGMMA width step of the trimmed passes (8 or 16); kSingle, one WGMMA per
+// k-step over all of a 96-row pass's columns instead of two 64-row halves.
 
 #include "kernels/hopper/ptx.cuh"
 #include "kernels/moe/expert_rows_ready.cuh"
@@ -28,7 +27,7 @@
 namespace gcmoe::kernels::fp8_wgmma {
 
 template <ExpertGemmStage kStage, int kWgs, int kN, int kStages, int kMinBlocks, int kLag,
-          int kStep, bool kSingle, bool kRing>
+          int kStep, bool kSingle>
 __global__ void __launch_bounds__(kWgs * 128, kMinBlocks)
     fp8_expert_wgmma_wide_kernel(Fp8ExpertGemmArgs args, int passes) {
   static_assert(kN == kHalfRows || kN == 96 || kN == 2 * kHalfRows);
@@ -108,9 +107,6 @@ __global__ void __launch_bounds__(kWgs * 128, kMinBlocks)
                       .wg = wg,
                       .lane = lane};
 
-  if constexpr (kRing) {
-    ring_open<kWgs>(wg);
-  }
   int it = 0;  // stage uses before this pass
   bool wait_prior = args.overlap_previous;
   for (int pass = first_pass; pass < row_end; pass += passes * kN) {
@@ -222,11 +218,8 @@ __global__ void __launch_bounds__(kWgs * 128, kMinBlocks)
     for (int i = 0; i < kN / 2; ++i) {
       acc[i] = 0.0f;
     }
-    consume_pass_trimmed<kN, kWgs, kStages, kStep, kSingle, kRing>(acc, it, rows, view, refill);
+    consume_pass_trimmed<kN, kWgs, kStages, kStep, kSingle>(acc, it, rows, view, refill);
     finish_pass<kStage, kN, kThreads>(acc, args, pass, rows, tile0 + wg, group, amax);
-  }
-  if constexpr (kRing) {
-    ring_close<kWgs>(wg);
   }
 }
 
