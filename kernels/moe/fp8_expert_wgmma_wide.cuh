@@ -112,7 +112,7 @@ __global__ void __launch_bounds__(kWgs * 128, kMinBlocks)
   for (int pass = first_pass; pass < row_end; pass += passes * kN) {
     int const rows = min(kN, row_end - pass);
     // The x rows the pass's WGMMAs read: the rows rounded up to the width step, zero-filled past
-    // `rows`. The halves (kN > 64 without kSingle) are trimmed in steps of 16.
+    // `rows`. The 128-row pass's halves are trimmed in steps of 16.
     constexpr int kCopyStep = (kN == kHalfRows || (kSingle && kN <= 96)) ? kStep : kWidthStep;
     int const width = (rows + kCopyStep - 1) / kCopyStep * kCopyStep;
     // This thread's x units: unit u = tid + kThreads·i is 16-byte unit u % 8 of row u / 8, so
@@ -125,13 +125,14 @@ __global__ void __launch_bounds__(kWgs * 128, kMinBlocks)
     std::int64_t const unit_stride = kRowStep * k_total;
     std::uint32_t const unit_dst =
         static_cast<std::uint32_t>(r0 * kChunkK + (((tid % 8) ^ (r0 % 8)) << 4));
-    // Fills the stage of this pass's chunk c in two calls: weights_only (every thread waits for
-    // the stage to be free, thread 0 issues the weight copies), then this thread's x units and
-    // scales, with its arrival once the copies it issued have landed.
+    // The 128-row pass's activation-scale row (this thread's, if present), held through the loop.
     float const* const scale_src_held =
         kN > 96 && tid < rows ? args.x_scales + (pass + tid) * static_cast<std::int64_t>(chunks)
                               : args.x_scales;
-    // `use` counts the CTA's stage uses (this chunk's: the uses before the pass + c).
+    // Fills the stage of this pass's chunk c in two calls: weights_only (every thread waits for
+    // the stage to be free, thread 0 issues the weight copies), then this thread's x units and
+    // scales, with its arrival once the copies it issued have landed. `use` counts the CTA's
+    // stage uses (chunk c's: the uses before the pass + c).
     auto const fill = [&](int c, int use, bool weights_only) {
       int const s = use % kStages;
       std::uint32_t const full_bar = ptx::smem_address(&full[s]);
