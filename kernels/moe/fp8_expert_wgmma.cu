@@ -53,13 +53,23 @@ template <ExpertGemmStage kStage>
 inline constexpr int kWideLag = kStage == ExpertGemmStage::kGateUp ? 2 : 1;
 template <int kN>
 inline constexpr bool kWideKernel = kN >= 64;
+// v2.7 (bench/NOTES.md): up to 96 rows per pass each k-step is one WGMMA over all of the pass's
+// columns (the 2 KB weight fragment is read from shared memory once per k-step, not once per
+// 64-column half), trimmed to the rows present in steps of 8; the 128-row pass keeps v2.6's
+// halves one after the other (one 128-column chunk accumulator would take 64 registers).
+template <int kN>
+struct WideKnobs {
+  static constexpr bool kSingle = kN <= 96;
+  static constexpr int kStep = kSingle ? 8 : 16;
+};
 
 template <ExpertGemmStage kStage, int kN>
 constexpr auto kernel_for() {
   using C = Config<kStage, kN>;
+  using K = WideKnobs<kN>;
   if constexpr (kWideKernel<kN>) {
     return fp8_expert_wgmma_wide_kernel<kStage, C::kWgs, kN, C::kStages, C::kMinBlocks,
-                                        kWideLag<kStage>>;
+                                        kWideLag<kStage>, K::kStep, K::kSingle>;
   } else {
     return fp8_expert_wgmma_kernel<kStage, C::kWgs, kN, C::kStages, C::kMinBlocks>;
   }
@@ -103,8 +113,9 @@ cudaError_t launch(Fp8ExpertGemmArgs const& args, cudaStream_t stream) {
 // one weight stream per tile for up to 128 rows instead of two 64-row passes side by side).
 constexpr int kWideHintRows = 32;
 constexpr int kHalfPassHintRows = 64;
-// Up to 96 rows the two halves' WGMMA chains run side by side (their chunk accumulators fit the
-// registers beside a 48-register sum) and the smaller stages leave room for 5.
+// Up to 96 rows one WGMMA per k-step (v2.7; v2.6 ran the two halves' chains side by side): its
+// chunk accumulator fits the registers beside a 48-register sum, and the smaller stages leave
+// room for 5.
 constexpr int kParallelHalvesHintRows = 96;
 
 template <ExpertGemmStage kStage>

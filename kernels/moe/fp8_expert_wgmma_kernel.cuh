@@ -176,7 +176,7 @@ __global__ void __launch_bounds__((kWgs * 4 + 1) * 32, kMinBlocks)
     for (int i = 0; i < kN / 2; ++i) {
       acc[i] = 0.0f;
     }
-    consume_pass_trimmed<kN, kWgs, kStages>(acc, it, rows, view, [](int) {});
+    consume_pass_trimmed<kN, kWgs, kStages>(acc, it, rows, view, [](int, int) {});
 
     finish_pass<kStage, kN, kConsumerThreads>(acc, args, pass, rows, tile, group, amax);
   }

@@ -8,6 +8,7 @@
 #include <cuda_fp8.h>
 
 #include "kernels/hopper/ptx.cuh"
+#include "kernels/hopper/wgmma_fp8_n.cuh"
 #include "kernels/moe/fp8_activation_math.cuh"
 #include "kernels/moe/fp8_expert_gemm.h"
 #include "kernels/moe/fp8_expert_wgmma_layout.h"
@@ -17,8 +18,8 @@ namespace gcmoe::kernels::fp8_wgmma {
 namespace ptx = hopper;
 
 inline constexpr int kConsumerBarrier = 1;  // named barrier of the consumer warpgroups (0 = sync)
-// Wide passes (kN >= 64) run in halves of 64 rows, each WGMMA trimmed to the rows present
-// rounded up to kWidthStep.
+// Wide passes (kN >= 64) run in halves of 64 rows (or, up to 96 rows, one WGMMA per k-step),
+// each WGMMA trimmed to the rows present rounded up to the configuration's width step (8 or 16).
 inline constexpr int kHalfRows = 64;
 inline constexpr int kWidthStep = 16;
 
@@ -91,8 +92,9 @@ inline constexpr bool kParallelHalves = kW1 > 0 && kN <= 96;
 // pass's first 64 rows (or all kN <= 32), kW1 for rows 64..127 (0: none). Both halves run on the
 // same weight stage (side by side at 96 rows, one after the other through one chunk accumulator
 // of at most 32 registers at 128), so up to 128 rows read each weight tile from shared memory
-// once per half but from L2/HBM once. `it` counts the CTA's stages across passes. before_chunk(c)
-// runs before the warp waits for chunk c (the wide kernel refills a stage there).
+// once per half but from L2/HBM once. `it` counts the CTA's stages across passes. before_chunk(c,
+// it) runs before the warp waits for chunk c, the CTA's stage use `it` (the wide kernel refills a
+// stage there).
 template <int kN, int kW0, int kW1, int kWgs, int kStages, typename BeforeChunk>
 __device__ __forceinline__ void consume_pass(float (&acc)[kN / 2], int& it, PassView const& v,
                                              BeforeChunk const& before_chunk) {
@@ -101,7 +103,7 @@ __device__ __forceinline__ void consume_pass(float (&acc)[kN / 2], int& it, Pass
   constexpr int kScaleFloats = kN + 2 * kWgs;
   int const t = v.lane % 4;
   for (int c = 0; c < v.chunks; ++c, ++it) {
-    before_chunk(c);
+    before_chunk(c, it);
     int const s = it % kStages;
     std::uint32_t const round = static_cast<std::uint32_t>(it / kStages);
     ptx::mbarrier_wait(v.full0 + 8u * static_cast<std::uint32_t>(s), round & 1u);
@@ -134,18 +136,43 @@ __device__ __forceinline__ void consume_pass(float (&acc)[kN / 2], int& it, Pass
   }
 }
 
+// The single-WGMMA chunk loop for a pass whose columns round up to `width` (a multiple of kStep):
+// instantiations kW = kStep, 2·kStep, ... kN, the first one wide enough taken.
+template <int kN, int kW, int kStep, int kWgs, int kStages, typename BeforeChunk>
+__device__ __forceinline__ void consume_pass_width(float (&acc)[kN / 2], int& it, int width,
+                                                   PassView const& v,
+                                                   BeforeChunk const& before_chunk) {
+  if constexpr (kW >= kN) {
+    consume_pass<kN, kN, 0, kWgs, kStages>(acc, it, v, before_chunk);
+  } else {
+    if (width <= kW) {
+      consume_pass<kN, kW, 0, kWgs, kStages>(acc, it, v, before_chunk);
+    } else {
+      consume_pass_width<kN, kW + kStep, kStep, kWgs, kStages>(acc, it, width, v, before_chunk);
+    }
+  }
+}
+
 // Picks the chunk loop instantiation for a pass of `rows` rows: for kN >= 64 the WGMMA widths are
-// trimmed to the rows present (16, 32, 48 or 64 per half), so a 64-row pass over 17 rows does a
-// quarter of the padded tensor work. The branch is taken once per pass, around the whole loop
-// (a WGMMA behind a per-chunk branch would be serialized by ptxas, C7520).
-template <int kN, int kWgs, int kStages, typename BeforeChunk>
+// trimmed to the rows present (multiples of kStep, 8 or 16), so a 64-row pass over 17 rows does
+// a quarter of the padded tensor work. Up to 96 rows with kSingle (and always at 64) each k-step
+// is one m64nWk32 over all the pass's columns (v2.7: the weight fragment is read from shared
+// memory once per k-step); otherwise two 64-row halves (v2.6). The branch is taken once per pass,
+// around the whole loop (a WGMMA behind a per-chunk branch would be serialized by ptxas, C7520).
+template <int kN, int kWgs, int kStages, int kStep = kWidthStep, bool kSingle = false,
+          typename BeforeChunk>
 __device__ __forceinline__ void consume_pass_trimmed(float (&acc)[kN / 2], int& it, int rows,
                                                      PassView const& v,
                                                      BeforeChunk const& before_chunk) {
+  static_assert(kStep == 8 || kStep == 16);
   if constexpr (kN <= 32) {
     consume_pass<kN, kN, 0, kWgs, kStages>(acc, it, v, before_chunk);
+  } else if constexpr (kN == kHalfRows || (kSingle && kN <= 96)) {
+    int const width = (rows + kStep - 1) / kStep * kStep;  // kStep..kN
+    consume_pass_width<kN, kStep, kStep, kWgs, kStages>(acc, it, width, v, before_chunk);
   } else {
-    static_assert(kN == kHalfRows || kN == 96 || kN == 2 * kHalfRows);
+    static_assert(kN == 96 || kN == 2 * kHalfRows);
+    static_assert(kStep == kWidthStep, "the halves are trimmed in steps of 16");
     int const steps = (rows + kWidthStep - 1) / kWidthStep;  // 1..kN / 16
     if (steps <= 1) {
       consume_pass<kN, 16, 0, kWgs, kStages>(acc, it, v, before_chunk);
@@ -153,19 +180,17 @@ __device__ __forceinline__ void consume_pass_trimmed(float (&acc)[kN / 2], int& 
       consume_pass<kN, 32, 0, kWgs, kStages>(acc, it, v, before_chunk);
     } else if (steps == 3) {
       consume_pass<kN, 48, 0, kWgs, kStages>(acc, it, v, before_chunk);
-    } else if (kN == kHalfRows || steps == 4) {
+    } else if (steps == 4) {
       consume_pass<kN, 64, 0, kWgs, kStages>(acc, it, v, before_chunk);
-    } else if constexpr (kN > kHalfRows) {
-      if (steps == 5) {
-        consume_pass<kN, 64, 16, kWgs, kStages>(acc, it, v, before_chunk);
-      } else if (kN == 96 || steps == 6) {
-        consume_pass<kN, 64, 32, kWgs, kStages>(acc, it, v, before_chunk);
-      } else if constexpr (kN > 96) {
-        if (steps == 7) {
-          consume_pass<kN, 64, 48, kWgs, kStages>(acc, it, v, before_chunk);
-        } else {
-          consume_pass<kN, 64, 64, kWgs, kStages>(acc, it, v, before_chunk);
-        }
+    } else if (steps == 5) {
+      consume_pass<kN, 64, 16, kWgs, kStages>(acc, it, v, before_chunk);
+    } else if (kN == 96 || steps == 6) {
+      consume_pass<kN, 64, 32, kWgs, kStages>(acc, it, v, before_chunk);
+    } else if constexpr (kN > 96) {
+      if (steps == 7) {
+        consume_pass<kN, 64, 48, kWgs, kStages>(acc, it, v, before_chunk);
+      } else {
+        consume_pass<kN, 64, 64, kWgs, kStages>(acc, it, v, before_chunk);
       }
     }
   }

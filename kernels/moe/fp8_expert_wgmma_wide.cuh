@@ -14,6 +14,9 @@
 // are in flight during c. Every thread first waits for that stage's release by all warps, so with
 // kLag 1 the warpgroups run each chunk in step; kLag 2 lets one run a chunk ahead (measured: no
 // difference beyond run-to-run spread, bench/NOTES.md v2.6).
+//
+// v2.7: kStep, the WGMMA width step of the trimmed passes (8 or 16); kSingle, one WGMMA per
+// k-step over all of a 96-row pass's columns instead of two 64-row halves.
 
 #include "kernels/hopper/ptx.cuh"
 #include "kernels/moe/expert_rows_ready.cuh"
@@ -23,7 +26,8 @@
 
 namespace gcmoe::kernels::fp8_wgmma {
 
-template <ExpertGemmStage kStage, int kWgs, int kN, int kStages, int kMinBlocks, int kLag>
+template <ExpertGemmStage kStage, int kWgs, int kN, int kStages, int kMinBlocks, int kLag,
+          int kStep, bool kSingle>
 __global__ void __launch_bounds__(kWgs * 128, kMinBlocks)
     fp8_expert_wgmma_wide_kernel(Fp8ExpertGemmArgs args, int passes) {
   static_assert(kN == kHalfRows || kN == 96 || kN == 2 * kHalfRows);
@@ -107,7 +111,10 @@ __global__ void __launch_bounds__(kWgs * 128, kMinBlocks)
   bool wait_prior = args.overlap_previous;
   for (int pass = first_pass; pass < row_end; pass += passes * kN) {
     int const rows = min(kN, row_end - pass);
-    int const width = (rows + kWidthStep - 1) / kWidthStep * kWidthStep;
+    // The x rows the pass's WGMMAs read: the rows rounded up to the width step, zero-filled past
+    // `rows`. The 128-row pass's halves are trimmed in steps of 16.
+    constexpr int kCopyStep = (kN == kHalfRows || (kSingle && kN <= 96)) ? kStep : kWidthStep;
+    int const width = (rows + kCopyStep - 1) / kCopyStep * kCopyStep;
     // This thread's x units: unit u = tid + kThreads·i is 16-byte unit u % 8 of row u / 8, so
     // unit i sits kThreads / 8 rows after unit 0, in the same swizzle phase (kThreads / 8 is a
     // multiple of 8): one source pointer, one stride and one destination offset serve them all.
@@ -118,16 +125,15 @@ __global__ void __launch_bounds__(kWgs * 128, kMinBlocks)
     std::int64_t const unit_stride = kRowStep * k_total;
     std::uint32_t const unit_dst =
         static_cast<std::uint32_t>(r0 * kChunkK + (((tid % 8) ^ (r0 % 8)) << 4));
-    bool const scale_present = tid < rows;
-    float const* const scale_src =
-        scale_present ? args.x_scales + (pass + tid) * static_cast<std::int64_t>(chunks)
-                      : args.x_scales;
-    int const pass_it = it;
+    // The 128-row pass's activation-scale row (this thread's, if present), held through the loop.
+    float const* const scale_src_held =
+        kN > 96 && tid < rows ? args.x_scales + (pass + tid) * static_cast<std::int64_t>(chunks)
+                              : args.x_scales;
     // Fills the stage of this pass's chunk c in two calls: weights_only (every thread waits for
     // the stage to be free, thread 0 issues the weight copies), then this thread's x units and
-    // scales, with its arrival once the copies it issued have landed.
-    auto const fill = [&](int c, bool weights_only) {
-      int const use = pass_it + c;
+    // scales, with its arrival once the copies it issued have landed. `use` counts the CTA's
+    // stage uses (chunk c's: the uses before the pass + c).
+    auto const fill = [&](int c, int use, bool weights_only) {
       int const s = use % kStages;
       std::uint32_t const full_bar = ptx::smem_address(&full[s]);
       std::uint32_t const stage = smem_base + static_cast<std::uint32_t>(s * kStageBytes);
@@ -162,8 +168,17 @@ __global__ void __launch_bounds__(kWgs * 128, kMinBlocks)
       }
       float* const stage_scales = scale_stages + s * kScaleFloats;
       if (tid < kN) {
-        ptx::copy_4_zfill(ptx::smem_address(stage_scales + tid), scale_src + c,
-                          scale_present ? 4u : 0u);
+        // Rows past the pass's are zero. Up to 96 rows the address is recomputed per chunk, not
+        // held through the loop: that keeps L1's 96-row pass (a 48-register chunk accumulator
+        // beside the 48-register sum) at 128 registers without a spill; the 128-row passes keep
+        // v2.6's held pointer (recomputing makes ptxas spill in the 128-row L2 pass).
+        bool const scale_present = tid < rows;
+        float const* src = scale_src_held + c;
+        if constexpr (kN <= 96) {
+          src = args.x_scales + (pass + tid) * static_cast<std::int64_t>(chunks) + c;
+        }
+        ptx::copy_4_zfill(ptx::smem_address(stage_scales + tid),
+                          scale_present ? src : args.x_scales, scale_present ? 4u : 0u);
       }
       if (tid < kWgs) {
         ptx::copy_8(ptx::smem_address(stage_scales + kN + 2 * tid),
@@ -175,7 +190,7 @@ __global__ void __launch_bounds__(kWgs * 128, kMinBlocks)
     // warp 0 acquires the rows' readiness counters and every thread copies its x units.
     int const early = min(kStages, chunks);
     for (int c = 0; c < early; ++c) {
-      fill(c, true);
+      fill(c, it + c, true);
     }
     if (wait_prior) {
       ptx::wait_prior_grid();  // x (L1's h) is the previous kernel's output
@@ -188,15 +203,15 @@ __global__ void __launch_bounds__(kWgs * 128, kMinBlocks)
       ptx::named_barrier_sync(kConsumerBarrier, kThreads);
     }
     for (int c = 0; c < early; ++c) {
-      fill(c, false);
+      fill(c, it + c, false);
     }
     // Before waiting for chunk c: refill the stage of chunk c - kLag (this warp has released it)
     // with chunk c - kLag + kStages.
-    auto const refill = [&](int c) {
+    auto const refill = [&](int c, int use) {
       int const next = c - kLag + kStages;
       if (c >= kLag && next < chunks) {
-        fill(next, true);
-        fill(next, false);
+        fill(next, use - kLag + kStages, true);
+        fill(next, use - kLag + kStages, false);
       }
     };
     float acc[kN / 2];
@@ -204,7 +219,7 @@ __global__ void __launch_bounds__(kWgs * 128, kMinBlocks)
     for (int i = 0; i < kN / 2; ++i) {
       acc[i] = 0.0f;
     }
-    consume_pass_trimmed<kN, kWgs, kStages>(acc, it, rows, view, refill);
+    consume_pass_trimmed<kN, kWgs, kStages, kStep, kSingle>(acc, it, rows, view, refill);
     finish_pass<kStage, kN, kThreads>(acc, args, pass, rows, tile0 + wg, group, amax);
   }
 }

@@ -106,6 +106,24 @@ TEST_CASE("fp8 expert FFN (WGMMA): 96- and 128-row passes at every half width") 
   CHECK(run_case(c) < kBound);
 }
 
+// v2.7: 64- and 96-row passes run one WGMMA per k-step over the rows rounded up to 8 (N = 8, 16,
+// 24 .. 96), in L1 and L2: one expert per width, zero-filled rows inside the width, in one launch
+// per hint (64: the 64-row pass; 96: the 96-row one).
+TEST_CASE("fp8 expert FFN (WGMMA): 64- and 96-row passes trimmed in steps of 8") {
+  Case c;
+  c.kernel = Kernel::kWgmma;
+  c.hidden = 512;
+  c.inter = 256;
+  c.experts = 10;
+  c.tokens = 96;
+  c.expert_rows = GENERATE(std::vector<int>{1, 8, 9, 23, 40, 47, 56, 57, 63, 64},
+                           std::vector<int>{3, 12, 29, 44, 61, 66, 77, 88, 90, 96});
+  c.rows_hint = c.expert_rows.back();
+  c.deepseek_semantics = GENERATE(false, true);
+  c.seed = (c.deepseek_semantics ? 79 : 83) + static_cast<std::uint64_t>(c.rows_hint);
+  CHECK(run_case(c) < kBound);
+}
+
 // More rows than the hint: the 96/128-row CTAs loop over passes (hint 100: one CTA per tile group
 // runs 150 rows as 128 + 22 and 300 as 128 + 128 + 44, reusing its stages across passes; hint 90:
 // 96-row passes), and side by side (hint 200: two CTAs per tile group, 300 rows as 128 + 128
