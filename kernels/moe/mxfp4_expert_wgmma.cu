@@ -18,17 +18,15 @@ template <ExpertGemmStage kStage, int kN>
 struct Config;
 template <int kN>
 struct Config<ExpertGemmStage::kGateUp, kN> {
-  static_assert(kN == 8 || kN == 32);
   static constexpr int kWgs = 4;
-  static constexpr int kMinBlocks = kN <= 8 ? 2 : 1;
-  static constexpr int kStages = kN <= 8 ? 5 : 10;
+  static constexpr int kMinBlocks = kN <= 16 ? 2 : 1;
+  static constexpr int kStages = kN <= 16 ? 5 : 10;
 };
 template <int kN>
 struct Config<ExpertGemmStage::kDown, kN> {
-  static_assert(kN == 8 || kN == 32);
   static constexpr int kWgs = 2;
-  static constexpr int kMinBlocks = kN <= 8 ? 4 : 2;
-  static constexpr int kStages = kN <= 8 ? 5 : 8;
+  static constexpr int kMinBlocks = kN <= 8 ? 4 : (kN <= 16 ? 3 : 2);
+  static constexpr int kStages = kN <= 8 ? 5 : (kN <= 16 ? 6 : 8);
 };
 
 template <ExpertGemmStage kStage, int kN, bool kEarlyRelease>
@@ -80,20 +78,25 @@ void launch(Fp8ExpertGemmArgs const& args, Mxfp4WgmmaTuning const& tuning, cudaS
                                             args, passes, stream_only));
 }
 
-// Hints up to 20 rows run 8-row passes side by side (an expert with 9-20 rows streams its weights
-// 2-3 times, at 2 L1 / 4 L2 CTAs per SM); larger hints 32-row passes (one stream per 32 rows, at
-// 1 L1 / 2 L2 CTAs per SM). What decides is the mean rows per expert: the extra passes stream an
-// expert's weights again only where it has the rows. Measured on an H200 at V4.1's shape
-// (bench/NOTES.md, MXFP4 v4.1): 8-row passes beat the 16-row configuration (1 L1 CTA per SM, no
-// longer built) by 1.21-1.45x where it ran (hints 9-16) and 32-row passes by 1.20x at ep8_rank
-// T=64 (mean 8 rows, hints ~17-22); at T=128 (mean 16) a limit of 24 made them 6% slower.
+// Pass width by the hint. Up to 20 rows: 8-row passes side by side (an expert with 9-20 rows
+// streams its weights 2-3 times, at 2 L1 / 4 L2 CTAs per SM); up to 48: 16-row passes (2 L1 CTAs
+// per SM at the 56-register cap, which spills a few values: 3 reloads per chunk; 3 L2 CTAs);
+// above: 32-row passes (1 L1 / 2 L2 CTAs per SM). What decides is the mean rows per expert, since
+// the extra passes stream an expert's weights again only where it has the rows, against how many
+// CTAs an SM holds. Measured on an H200 at V4.1's shape (bench/NOTES.md, MXFP4 v4.1 and v4.2):
+// 8-row passes beat the one-L1-CTA-per-SM 16-row configuration of v4 by 1.21-1.45x where it ran
+// and 32-row passes by 1.20x at ep8_rank T=64 (mean 8 rows); at T=128 (mean 16) 8-row passes
+// lose 6% and two-CTA 16-row passes win 1.18x over 32-row ones.
 constexpr int kEightRowLimit = 20;
+constexpr int kSixteenRowLimit = 48;
 
 template <ExpertGemmStage kStage>
 void launch_for_rows(Fp8ExpertGemmArgs const& args, Mxfp4WgmmaTuning const& tuning,
                      cudaStream_t stream) {
   if (args.rows_per_expert_hint <= kEightRowLimit) {
     launch<kStage, 8>(args, tuning, stream);
+  } else if (args.rows_per_expert_hint <= kSixteenRowLimit) {
+    launch<kStage, 16>(args, tuning, stream);
   } else {
     launch<kStage, 32>(args, tuning, stream);
   }
@@ -103,6 +106,8 @@ void launch_for_rows(Fp8ExpertGemmArgs const& args, Mxfp4WgmmaTuning const& tuni
 
 Status preload_mxfp4_expert_wgmma() {
   GCMOE_CHECK_CUDA((raise_smem_limit<ExpertGemmStage::kGateUp, 8>()));
+  GCMOE_CHECK_CUDA((raise_smem_limit<ExpertGemmStage::kGateUp, 16>()));
+  GCMOE_CHECK_CUDA((raise_smem_limit<ExpertGemmStage::kDown, 16>()));
   GCMOE_CHECK_CUDA((raise_smem_limit<ExpertGemmStage::kGateUp, 32>()));
   GCMOE_CHECK_CUDA((raise_smem_limit<ExpertGemmStage::kDown, 8>()));
   GCMOE_CHECK_CUDA((raise_smem_limit<ExpertGemmStage::kDown, 32>()));

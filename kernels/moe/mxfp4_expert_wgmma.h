@@ -19,11 +19,12 @@
 // was the longest link of each warp's chunk chain. Version 4 runs 138 instead of ~175 SASS
 // instructions per warp per chunk (ALU ~55 instead of ~88), every byte 0..248 on one path, and
 // measured 1.12-1.16x version 3 at T <= 128 on an H200 (70-79% of the copy ceiling at ep1
-// T = 8..64). Version 4.1: hints up to 20 rows run 8-row passes side by side instead of the 16-row
-// configuration (one L1 CTA per SM, no longer built) or 32-row passes: 1.2-1.45x where it
-// applies. Registers (ptxas, sm_90a, CUDA 13.0): L1 54/96, L2 52/96 for 8/32 rows per pass; the
-// 32-row L1 kernel spills one value (the expert's row end: one store, one reload per pass, outside
-// the chunk loop). Version 3's options stay: the weight and x parts of a stage are
+// T = 8..64). Version 4.1/4.2: the pass width by the hint (8 rows side by side up to 20, 16 rows
+// at two L1 CTAs per SM up to 48, else 32): 1.18-1.45x where it changed the configuration.
+// Registers (ptxas, sm_90a, CUDA 13.0): L1 54/56/96, L2 52/66/96 for 8/16/32 rows per pass; the
+// 16-row L1 kernel is capped at 56 (2 CTAs per SM) and spills 52 bytes (3 reloads per chunk), the
+// 32-row L1 kernel one value (the expert's row end, reloaded per pass). Version 3's options stay:
+// the weight and x parts of a stage are
 // released on barriers of their own (early release: an option), and a stream-only probe.
 
 #include <cuda_runtime.h>
@@ -43,7 +44,8 @@ Status preload_mxfp4_expert_wgmma();
 // - tiles: 16-row tiles as in version 1, L1 I/8 (a multiple of 16), L2 H/16 (a multiple of 8);
 // - chunks: K / 128;
 // - DeepSeek semantics: requant RequantScale::kPow2, swiglu_limit 10, route_weights set.
-// Rows per pass 8 (hints up to 20) or 32 by rows_per_expert_hint, up to 8 passes side by side.
+// Rows per pass 8 (hints up to 20), 16 (up to 48) or 32 by rows_per_expert_hint, up to 8 passes
+// side by side.
 // Programmatic dependent launch (overlap_previous / allow_overlap_next) as the FP8 version. Not
 // supported (INVALID_ARGUMENT): fixed_expert.
 Status launch_mxfp4_expert_wgmma(Fp8ExpertGemmArgs const& args, cudaStream_t stream);
