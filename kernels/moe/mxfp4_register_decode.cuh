@@ -26,11 +26,6 @@ __device__ __forceinline__ uint2 load_shared_8(std::uint32_t address) {
   asm volatile("ld.shared.v2.u32 {%0, %1}, [%2];" : "=r"(v.x), "=r"(v.y) : "r"(address));
   return v;
 }
-__device__ __forceinline__ std::uint32_t load_shared_4(std::uint32_t address) {
-  std::uint32_t v;
-  asm volatile("ld.shared.u32 %0, [%1];" : "=r"(v) : "r"(address));
-  return v;
-}
 
 // %ctaid.x (0) or %tid.x (1) by a volatile read, which the compiler cannot hoist out of a loop.
 template <int kWhich>
