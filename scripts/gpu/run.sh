@@ -13,7 +13,12 @@
 # (same nvcc 13.0, sm_90a, static cudart) and bundles the non-system shared libraries into
 # build/gpu/carry/lib (scripts/gpu/bundle-libs.sh); there LD_LIBRARY_PATH points at them.
 #
-# --pack leaves OUT_DIR holding gpu-run.tar.gz (every log and JSON) and summary.txt only.
+# --pack leaves OUT_DIR holding gpu-run.tar.gz (every log and JSON) and summary.txt only (the
+# device tool returns at most 8 files).
+#
+# Results record the commit the binaries were built from: GCMOE_GIT_COMMIT if set, else the one
+# --build wrote to the build folder's COMMIT (the GPU machine's repository copy may report a stale
+# HEAD), else `git rev-parse HEAD`.
 #
 # A BENCH name N runs bench/N.sh OUT_DIR when that script exists; else build/gpu/bin/bench_N, its
 # torch peer bench/moe/N_torch.py (if any) and bench/moe/N_report.py, which merges them into N.json.
@@ -42,6 +47,13 @@ if [ $do_build -eq 1 ]; then
   carry="$root/build/gpu/carry"
   rm -rf "$carry" && mkdir -p "$carry/bin"
   cp "$root"/build/gpu/bin/gpu_* "$root"/build/gpu/bin/bench_* "$root/build/gpu/bin/gcmoe" "$carry/bin/"
+  # The commit the binaries were built from: the GPU machine's copy of the repository can report a
+  # stale HEAD, so results take it from here. "-dirty" when tracked files differed from it.
+  commit_built=$(git -C "$root" rev-parse --short HEAD 2>/dev/null || echo unknown)
+  if [ -n "$(git -C "$root" status --porcelain --untracked-files=no 2>/dev/null)" ]; then
+    commit_built="$commit_built-dirty"
+  fi
+  echo "$commit_built" >"$carry/COMMIT"
   "$root/scripts/gpu/bundle-libs.sh" "$carry" || exit 1
   echo "carry: build/gpu/carry ($(du -sh "$carry" | cut -f1)); run there with GCMOE_GPU_BUILD=\$PWD/build/gpu/carry"
 fi
@@ -54,7 +66,11 @@ export CUDA_MODULE_LOADING=EAGER
 export NCCL_NVLS_ENABLE=0
 nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.sm,clocks.mem --format=csv \
   >"$out/machine.txt" 2>&1
-git -C "$root" rev-parse HEAD >>"$out/machine.txt" 2>/dev/null
+# GCMOE_GIT_COMMIT, else the commit --build recorded with the binaries, else this tree's HEAD.
+commit="${GCMOE_GIT_COMMIT:-}"
+[ -z "$commit" ] && [ -f "$build/COMMIT" ] && commit=$(cat "$build/COMMIT")
+[ -z "$commit" ] && commit=$(git -C "$root" rev-parse HEAD 2>/dev/null || echo unknown)
+echo "binaries built from $commit" >>"$out/machine.txt"
 
 summary=()
 failed=0
@@ -85,7 +101,6 @@ summary+=("$(printf '%-28s %-12s' "gcmoe smoke" "$([ $rc -eq 0 ] && echo PASS ||
 # bench/moe/N_report.py merging both into N.json and printing the table.
 run_with_peer() {
   local name=$1 rc=0
-  local commit="${GCMOE_GIT_COMMIT:-$(git -C "$root" rev-parse HEAD 2>/dev/null || echo unknown)}"
   "$build/bin/bench_$name" --out "$out/${name}_cuda.json" --commit "$commit" || rc=1
   if [ -f "$root/bench/moe/${name}_torch.py" ]; then
     python3 "$root/bench/moe/${name}_torch.py" --out "$out/${name}_torch.json" || rc=1
