@@ -5,6 +5,7 @@
 #include "kernels/moe/mxfp4_expert_wgmma.h"
 #include "kernels/moe/mxfp4_expert_wgmma_kernel.cuh"
 #include "kernels/moe/mxfp4_expert_wgmma_layout.h"
+#include "kernels/moe/mxfp4_pass_policy.h"
 
 namespace gcmoe::kernels {
 namespace {
@@ -59,14 +60,11 @@ cudaError_t raise_smem_limit() {
   return cudaSuccess;
 }
 
-constexpr int kMaxParallelPasses = 8;
-
 template <ExpertGemmStage kStage, int kN>
-void launch(Fp8ExpertGemmArgs const& args, Mxfp4WgmmaTuning const& tuning, cudaStream_t stream) {
+void launch(Fp8ExpertGemmArgs const& args, Mxfp4WgmmaTuning const& tuning, int passes,
+            cudaStream_t stream) {
   constexpr int kWgs = Config<kStage, kN>::kWgs;
   int const tiles64 = args.tiles * 16 / kMxTileRows;
-  int const hint = args.rows_per_expert_hint < 1 ? 1 : args.rows_per_expert_hint;
-  int const passes = std::min((hint + kN - 1) / kN, kMaxParallelPasses);
   dim3 const grid(static_cast<unsigned>(tiles64 / kWgs * passes),
                   static_cast<unsigned>(args.max_active));
   auto const kernel =
@@ -78,27 +76,17 @@ void launch(Fp8ExpertGemmArgs const& args, Mxfp4WgmmaTuning const& tuning, cudaS
                                             args, passes, stream_only));
 }
 
-// Pass width by the hint. Up to 20 rows: 8-row passes side by side (an expert with 9-20 rows
-// streams its weights 2-3 times, at 2 L1 / 4 L2 CTAs per SM); up to 48: 16-row passes (2 L1 CTAs
-// per SM at the 56-register cap, which spills a few values: 3 reloads per chunk; 3 L2 CTAs);
-// above: 32-row passes (1 L1 / 2 L2 CTAs per SM). What decides is the mean rows per expert, since
-// the extra passes stream an expert's weights again only where it has the rows, against how many
-// CTAs an SM holds. Measured on an H200 at V4.1's shape (bench/NOTES.md, MXFP4 v4.1 and v4.2):
-// 8-row passes beat the one-L1-CTA-per-SM 16-row configuration of v4 by 1.21-1.45x where it ran
-// and 32-row passes by 1.20x at ep8_rank T=64 (mean 8 rows); at T=128 (mean 16) 8-row passes
-// lose 6% and two-CTA 16-row passes win 1.18x over 32-row ones.
-constexpr int kEightRowLimit = 20;
-constexpr int kSixteenRowLimit = 48;
-
+// The pass width and the passes side by side: mxfp4_pass_policy.h.
 template <ExpertGemmStage kStage>
 void launch_for_rows(Fp8ExpertGemmArgs const& args, Mxfp4WgmmaTuning const& tuning,
                      cudaStream_t stream) {
-  if (args.rows_per_expert_hint <= kEightRowLimit) {
-    launch<kStage, 8>(args, tuning, stream);
-  } else if (args.rows_per_expert_hint <= kSixteenRowLimit) {
-    launch<kStage, 16>(args, tuning, stream);
+  Mxfp4Passes const p = mxfp4_passes_for(args.rows_per_expert_hint);
+  if (p.rows == 8) {
+    launch<kStage, 8>(args, tuning, p.passes, stream);
+  } else if (p.rows == 16) {
+    launch<kStage, 16>(args, tuning, p.passes, stream);
   } else {
-    launch<kStage, 32>(args, tuning, stream);
+    launch<kStage, 32>(args, tuning, p.passes, stream);
   }
 }
 
