@@ -1,7 +1,6 @@
-#include <algorithm>
-
 #include "engine/common/cuda_check.h"
 #include "kernels/hopper/pdl_launch.h"
+#include "kernels/moe/expert_pass_policy.h"
 #include "kernels/moe/fp8_expert_wgmma.h"
 #include "kernels/moe/fp8_expert_wgmma_kernel.cuh"
 #include "kernels/moe/fp8_expert_wgmma_wide.cuh"
@@ -90,15 +89,10 @@ cudaError_t raise_smem_limit() {
                               static_cast<int>(smem_bytes<kStage, kN>()));
 }
 
-// Passes run side by side for up to this many rows per expert; more rows loop inside the CTAs.
-constexpr int kMaxParallelPasses = 8;
-
 template <ExpertGemmStage kStage, int kN>
-cudaError_t launch(Fp8ExpertGemmArgs const& args, cudaStream_t stream) {
+cudaError_t launch(Fp8ExpertGemmArgs const& args, int passes, cudaStream_t stream) {
   constexpr int kWgs = Config<kStage, kN>::kWgs;
   int const tiles64 = args.tiles * kTileRows / kWgmmaTileRows;
-  int const hint = args.rows_per_expert_hint < 1 ? 1 : args.rows_per_expert_hint;
-  int const passes = std::min((hint + kN - 1) / kN, kMaxParallelPasses);
   dim3 const grid(static_cast<unsigned>(tiles64 / kWgs * passes),
                   static_cast<unsigned>(args.max_active));
   dim3 const block(kWideKernel<kN> ? kWgs * 128 : (kWgs * 4 + 1) * 32);
@@ -106,34 +100,23 @@ cudaError_t launch(Fp8ExpertGemmArgs const& args, cudaStream_t stream) {
                                  stream, args.overlap_previous, args, passes);
 }
 
-// Rows per pass: 8 for hints up to 8; 16 (two CTAs per SM) with parallel passes up to 32 rows
-// (the extra pass re-reads the weight tiles from L2, which costs less than the 32-row config's
-// one CTA per SM); 64 up to 64 rows (v2.4: where 3–6 parallel 16-row passes each re-read every
-// tile, one 64-row pass does; GLM-5.2 one rank of eight, T=128: 549 → 536 µs); 128 beyond (v2.6:
-// one weight stream per tile for up to 128 rows instead of two 64-row passes side by side).
-constexpr int kWideHintRows = 32;
-constexpr int kHalfPassHintRows = 64;
-// Up to 96 rows one WGMMA per k-step (v2.7; v2.6 ran the two halves' chains side by side): its
-// chunk accumulator fits the registers beside a 48-register sum, and the smaller stages leave
-// room for 5.
-constexpr int kParallelHalvesHintRows = 96;
-
+// The pass width and the passes side by side: expert_pass_policy.h, kFp8PassBands.
 template <ExpertGemmStage kStage>
 cudaError_t launch_for_rows(Fp8ExpertGemmArgs const& args, cudaStream_t stream) {
-  int const hint = args.rows_per_expert_hint;
-  if (hint <= 8) {
-    return launch<kStage, 8>(args, stream);
+  ExpertPasses const p = expert_passes_for(args.rows_per_expert_hint, kFp8PassBands);
+  if (p.rows == 8) {
+    return launch<kStage, 8>(args, p.passes, stream);
   }
-  if (hint <= kWideHintRows) {
-    return launch<kStage, 16>(args, stream);
+  if (p.rows == 16) {
+    return launch<kStage, 16>(args, p.passes, stream);
   }
-  if (hint <= kHalfPassHintRows) {
-    return launch<kStage, 64>(args, stream);
+  if (p.rows == 64) {
+    return launch<kStage, 64>(args, p.passes, stream);
   }
-  if (hint <= kParallelHalvesHintRows) {
-    return launch<kStage, 96>(args, stream);
+  if (p.rows == 96) {
+    return launch<kStage, 96>(args, p.passes, stream);
   }
-  return launch<kStage, 128>(args, stream);
+  return launch<kStage, 128>(args, p.passes, stream);
 }
 
 }  // namespace

@@ -27,8 +27,9 @@ Status preload_fp8_expert_wgmma();
 // args.tiles counts 16-row tiles as in version 1 (L1: I/8, L2: H/16); args.weights /
 // weight_scales point at pack_gate_up_wgmma / pack_down_wgmma images, weight_stride and
 // scale_stride are one expert's bytes and floats in them. Rows per pass: 8 (hint ≤ 8), 16 (hint
-// ≤ 32), 64 (≤ 64), 96 (≤ 96), then 128, chosen by rows_per_expert_hint; up to 8 passes of an
-// expert's rows run side by side (ceil(hint / rows per pass)), more rows loop inside the CTAs.
+// ≤ 32), 64 (≤ 64), 96 (≤ 96), then 128, chosen by rows_per_expert_hint (expert_pass_policy.h,
+// kFp8PassBands); up to 8 passes of an expert's rows run side by side (ceil(hint / rows per
+// pass)), more rows loop inside the CTAs.
 // Passes of 64 rows and more run on a kernel without a producer warp (fp8_expert_wgmma_wide.cuh):
 // up to 96 rows one WGMMA per k-step trimmed to the rows present in steps of 8 (8 to 96), 128
 // rows as two 64-row halves per weight stage trimmed in steps of 16.

@@ -2,10 +2,10 @@
 
 #include "engine/common/cuda_check.h"
 #include "kernels/hopper/pdl_launch.h"
+#include "kernels/moe/expert_pass_policy.h"
 #include "kernels/moe/mxfp4_expert_wgmma.h"
 #include "kernels/moe/mxfp4_expert_wgmma_kernel.cuh"
 #include "kernels/moe/mxfp4_expert_wgmma_layout.h"
-#include "kernels/moe/mxfp4_pass_policy.h"
 
 namespace gcmoe::kernels {
 namespace {
@@ -76,11 +76,11 @@ void launch(Fp8ExpertGemmArgs const& args, Mxfp4WgmmaTuning const& tuning, int p
                                             args, passes, stream_only));
 }
 
-// The pass width and the passes side by side: mxfp4_pass_policy.h.
+// The pass width and the passes side by side: expert_pass_policy.h, kMxfp4PassBands.
 template <ExpertGemmStage kStage>
 void launch_for_rows(Fp8ExpertGemmArgs const& args, Mxfp4WgmmaTuning const& tuning,
                      cudaStream_t stream) {
-  Mxfp4Passes const p = mxfp4_passes_for(args.rows_per_expert_hint);
+  ExpertPasses const p = expert_passes_for(args.rows_per_expert_hint, kMxfp4PassBands);
   if (p.rows == 8) {
     launch<kStage, 8>(args, tuning, p.passes, stream);
   } else if (p.rows == 16) {

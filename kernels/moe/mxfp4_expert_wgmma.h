@@ -45,7 +45,7 @@ Status preload_mxfp4_expert_wgmma();
 // - chunks: K / 128;
 // - DeepSeek semantics: requant RequantScale::kPow2, swiglu_limit 10, route_weights set.
 // Rows per pass 8 (hints up to 20), 16 (up to 48) or 32 by rows_per_expert_hint, up to 8 passes
-// side by side (mxfp4_pass_policy.h).
+// side by side (expert_pass_policy.h).
 // Programmatic dependent launch (overlap_previous / allow_overlap_next) as the FP8 version. Not
 // supported (INVALID_ARGUMENT): fixed_expert.
 Status launch_mxfp4_expert_wgmma(Fp8ExpertGemmArgs const& args, cudaStream_t stream);

@@ -1,0 +1,47 @@
+#pragma once
+// How an expert GEMM covers an expert's rows for a rows-per-expert hint: the pass width (token
+// rows per WGMMA chain, a compile-time configuration of the kernel) and how many passes of it run
+// side by side as separate CTAs per tile group (each streams the expert's weights; an expert with
+// more rows than width × passes loops inside its CTAs). A plain policy, testable without a GPU;
+// the launchers (fp8_expert_wgmma.cu, mxfp4_expert_wgmma.cu) follow it. What decides a band is
+// the mean rows per expert — extra passes stream an expert's weights again only where it has the
+// rows — against how many CTAs of the wider configuration an SM holds.
+
+#include <climits>
+#include <span>
+
+namespace gcmoe::kernels {
+
+// Hints up to max_hint run passes `rows` wide.
+struct PassBand {
+  int max_hint = 0;
+  int rows = 0;
+};
+
+// FP8 WGMMA (GLM-5.2, bench/NOTES.md "FP8 expert FFN"): 8 rows up to 8; 16 (two CTAs per SM) with
+// passes side by side up to 32 (the extra pass re-reads the weight tiles from L2, which costs less
+// than a 32-row configuration's one CTA per SM); 64 up to 64 (v2.4: where 3-6 parallel 16-row
+// passes each re-read every tile, one 64-row pass does; one rank of eight, T=128: 549 -> 536 µs);
+// 96 up to 96 (v2.7: one WGMMA per k-step, 5 stages); 128 beyond (v2.6: one weight stream per
+// tile for up to 128 rows instead of two 64-row passes side by side).
+inline constexpr PassBand kFp8PassBands[] = {{8, 8}, {32, 16}, {64, 64}, {96, 96}, {INT_MAX, 128}};
+
+// MXFP4 (DeepSeek V4/V4.1, bench/NOTES.md "MXFP4 expert GEMM" v4.1, v4.2): 8 rows up to 20 (2 L1 /
+// 4 L2 CTAs per SM; an expert with 9-20 rows streams its weights 2-3 times), 16 up to 48 (2 L1
+// CTAs per SM at the 56-register cap, 3 L2), 32 beyond (1 L1 / 2 L2 CTAs per SM). Measured on an
+// H200 at V4.1's shape: 8-row passes beat v4's one-L1-CTA-per-SM 16-row configuration by
+// 1.21-1.45x where it ran and 32-row passes by 1.20x at one rank of eight, T=64 (mean 8 rows); at
+// T=128 (mean 16) 8-row passes lose 6% and two-CTA 16-row passes win 1.18x over 32-row ones.
+inline constexpr PassBand kMxfp4PassBands[] = {{20, 8}, {48, 16}, {INT_MAX, 32}};
+
+inline constexpr int kMaxParallelPasses = 8;
+
+struct ExpertPasses {
+  int rows = 8;    // pass width
+  int passes = 1;  // side by side per tile group, 1..kMaxParallelPasses
+};
+
+// hint < 1 counts as 1. bands: increasing max_hint, the last INT_MAX.
+ExpertPasses expert_passes_for(int rows_per_expert_hint, std::span<PassBand const> bands);
+
+}  // namespace gcmoe::kernels

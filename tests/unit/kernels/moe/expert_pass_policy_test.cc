@@ -1,0 +1,85 @@
+// The expert GEMMs' pass policy (kernels/moe/expert_pass_policy.h): the width by the hint's band,
+// passes enough to cover the hint up to the cap, for the FP8 and MXFP4 bands.
+#include "kernels/moe/expert_pass_policy.h"
+
+#include "kernels/moe/expert_rows_hint.h"
+#include "tests/support/catch.h"
+
+namespace gcmoe::kernels {
+namespace {
+
+struct Want {
+  int hint, rows, passes;
+};
+
+void check_bands(std::span<PassBand const> bands, std::initializer_list<Want> wants) {
+  for (Want const w : wants) {
+    ExpertPasses const p = expert_passes_for(w.hint, bands);
+    INFO("hint " << w.hint);
+    CHECK(p.rows == w.rows);
+    CHECK(p.passes == w.passes);
+  }
+}
+
+TEST_CASE("Expert pass policy, MXFP4: 8-row passes up to 20 rows, 16 up to 48, then 32") {
+  check_bands(kMxfp4PassBands, {{-3, 8, 1},
+                                {0, 8, 1},
+                                {1, 8, 1},
+                                {8, 8, 1},
+                                {9, 8, 2},
+                                {20, 8, 3},
+                                {21, 16, 2},
+                                {32, 16, 2},
+                                {33, 16, 3},
+                                {48, 16, 3},
+                                {49, 32, 2},
+                                {64, 32, 2},
+                                {65, 32, 3},
+                                {256, 32, 8},
+                                {100000, 32, 8}});
+}
+
+TEST_CASE("Expert pass policy, FP8: 8 rows up to 8, 16 up to 32, 64, 96, then 128") {
+  check_bands(kFp8PassBands, {{1, 8, 1},
+                              {8, 8, 1},
+                              {9, 16, 1},
+                              {17, 16, 2},
+                              {32, 16, 2},
+                              {33, 64, 1},
+                              {64, 64, 1},
+                              {65, 96, 1},
+                              {96, 96, 1},
+                              {97, 128, 1},
+                              {128, 128, 1},
+                              {200, 128, 2},
+                              {5000, 128, 8}});
+}
+
+TEST_CASE("Expert pass policy: side-by-side passes cover the hint unless capped") {
+  for (std::span<PassBand const> const bands :
+       {std::span<PassBand const>(kFp8PassBands), std::span<PassBand const>(kMxfp4PassBands)}) {
+    for (int hint = 1; hint <= 1200; ++hint) {
+      ExpertPasses const p = expert_passes_for(hint, bands);
+      INFO("hint " << hint << " bands " << bands.size());
+      CHECK(p.passes >= 1);
+      CHECK(p.passes <= kMaxParallelPasses);
+      // Covered in one go, or every pass CTA is in use and loops over the rest.
+      CHECK((p.rows * p.passes >= hint || p.passes == kMaxParallelPasses));
+      // No pass CTA left without rows at the hint.
+      CHECK(p.rows * (p.passes - 1) < hint);
+    }
+  }
+}
+
+TEST_CASE("Expert pass policy at DeepSeek-V4.1's decode hints (384 experts, top-6)") {
+  // One GPU: T = 256 gives a mean of 4 rows, a hint of 11: two 8-row passes (v4.1's 1.45x point).
+  CHECK(expert_passes_for(routed_rows_hint(256, 6, 384), kMxfp4PassBands).rows == 8);
+  // One rank of eight (48 local experts): T = 64 per rank (mean 8) stays on 8-row passes, T = 128
+  // (mean 16) takes 16-row passes, T = 256 (mean 32) 32-row passes.
+  CHECK(expert_passes_for(routed_rows_hint(64 * 8, 6, 384), kMxfp4PassBands).rows == 8);
+  CHECK(expert_passes_for(routed_rows_hint(128 * 8, 6, 384), kMxfp4PassBands).rows == 16);
+  CHECK(expert_passes_for(routed_rows_hint(256 * 8, 6, 384), kMxfp4PassBands).rows == 32);
+}
+
+}  // namespace
+}  // namespace gcmoe::kernels
