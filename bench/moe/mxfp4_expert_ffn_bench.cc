@@ -297,10 +297,11 @@ Status run(Options const& options) {
       {"benchmark", "mxfp4_expert_ffn"},
       {"kernels",
        {{"mxfp4",
-         "mxfp4_expert_wgmma v4 (e2m1 decoded in registers to e4m3 by masks and shifts, no "
+         "mxfp4_expert_wgmma v4.2 (e2m1 decoded in registers to e4m3 by masks and shifts, no "
          "lookup table; register-A WGMMA m64nNk32 per k-step into two accumulators in turn, each "
          "folded with its e8m0 scale in f32; swap-AB, bulk-copy mbarrier pipeline; weight and x "
-         "parts of a stage on barriers of their own, released after the MMA)"},
+         "parts of a stage on barriers of their own, released after the MMA; v4.2: pass width "
+         "by the rows hint, kernels/moe/expert_pass_policy.h)"},
         {"mxfp4_early_release", "the weight part of each stage released before the decode"},
         {"stream_only", "probe: the consumers release every stage unread (no decode or MMA)"}}},
       {"model_shape",
