@@ -1,15 +1,13 @@
 #pragma once
 // The FP8 expert WGMMA kernels' consumer side (fp8_expert_wgmma.h describes the pipeline): the
-// per-pass chunk loop with its WGMMA widths trimmed to the rows present, and the pass epilogue
-// (bf16 y rows for L2; SwiGLU, amax and FP8 h for L1). Shared by the kernel with a producer warp
-// (fp8_expert_wgmma_kernel.cuh, 8/16-row passes) and the one without (fp8_expert_wgmma_wide.cuh).
-
-#include <cuda_bf16.h>
-#include <cuda_fp8.h>
+// per-pass chunk loop with its WGMMA widths trimmed to the rows present; the pass epilogue (bf16 y
+// rows for L2; SwiGLU, amax and FP8 h for L1) is expert_pass_epilogue.cuh, shared with the MXFP4
+// kernel. Shared by the kernel with a producer warp (fp8_expert_wgmma_kernel.cuh, 8/16-row passes)
+// and the one without (fp8_expert_wgmma_wide.cuh).
 
 #include "kernels/hopper/ptx.cuh"
 #include "kernels/hopper/wgmma_fp8_n.cuh"
-#include "kernels/moe/fp8_activation_math.cuh"
+#include "kernels/moe/expert_pass_epilogue.cuh"
 #include "kernels/moe/fp8_expert_gemm.h"
 #include "kernels/moe/fp8_expert_wgmma_layout.h"
 
@@ -17,7 +15,8 @@ namespace gcmoe::kernels::fp8_wgmma {
 
 namespace ptx = hopper;
 
-inline constexpr int kConsumerBarrier = 1;  // named barrier of the consumer warpgroups (0 = sync)
+using expert_epilogue::finish_pass;
+inline constexpr int kConsumerBarrier = expert_epilogue::kConsumerBarrier;
 // Wide passes (kN >= 64) run in halves of 64 rows (or, up to 96 rows, one WGMMA per k-step),
 // each WGMMA trimmed to the rows present rounded up to the configuration's width step (8 or 16).
 inline constexpr int kHalfRows = 64;
@@ -191,82 +190,6 @@ __device__ __forceinline__ void consume_pass_trimmed(float (&acc)[kN / 2], int& 
         consume_pass<kN, 64, 48, kWgs, kStages>(acc, it, v, before_chunk);
       } else {
         consume_pass<kN, 64, 64, kWgs, kStages>(acc, it, v, before_chunk);
-      }
-    }
-  }
-}
-
-// A pass's outputs from its sums: L2 writes bf16 y rows; L1 applies SwiGLU (and the routing
-// weight), takes each row's amax over the CTA's 128 outputs and writes FP8 h with its scale.
-template <ExpertGemmStage kStage, int kN, int kConsumerThreads>
-__device__ __forceinline__ void finish_pass(float (&acc)[kN / 2], Fp8ExpertGemmArgs const& args,
-                                            int pass, int rows, std::int64_t tile, int group,
-                                            unsigned (&amax)[kN]) {
-  int const lane = static_cast<int>(threadIdx.x) % 32;
-  int const wslice = static_cast<int>(threadIdx.x) / 32 % 4;
-  int const g = lane / 4;
-  int const t = lane % 4;
-  if constexpr (kStage == ExpertGemmStage::kDown) {
-    int const hidden = args.tiles * kTileRows;
-    int const row = static_cast<int>(tile) * kWgmmaTileRows + 16 * wslice + g;
-#pragma unroll
-    for (int j = 0; j < kN / 8; ++j) {
-#pragma unroll
-      for (int i = 0; i < 4; ++i) {
-        int const col = 8 * j + 2 * t + (i & 1);
-        if (col < rows) {
-          __nv_bfloat16 const v = __float2bfloat16_rn(acc[4 * j + i]);
-          args.y[static_cast<std::int64_t>(pass + col) * hidden + row + (i >= 2 ? 8 : 0)] =
-              __bfloat16_as_ushort(v);
-        }
-      }
-    }
-  } else {
-    int const inter = args.tiles * 8;
-    int const out = static_cast<int>(tile) * 32 + 8 * wslice + g;
-    float const limit = args.swiglu_limit;
-    ptx::named_barrier_sync(kConsumerBarrier, kConsumerThreads);  // last pass's reads are done
-    for (int i = static_cast<int>(threadIdx.x); i < kN; i += kConsumerThreads) {
-      amax[i] = 0u;
-    }
-    ptx::named_barrier_sync(kConsumerBarrier, kConsumerThreads);
-    float hv[kN / 8][2];
-#pragma unroll
-    for (int j = 0; j < kN / 8; ++j) {
-#pragma unroll
-      for (int e = 0; e < 2; ++e) {
-        float v = swiglu(acc[4 * j + e], acc[4 * j + 2 + e], limit);
-        int const col = 8 * j + 2 * t + e;
-        if (args.route_weights != nullptr && col < rows) {
-          v *= args.route_weights[pass + col];
-        }
-        hv[j][e] = v;
-        // amax over the CTA's 128 outputs: the 8 lanes sharing t, then the warps.
-        float m = fabsf(v);
-        m = fmaxf(m, __shfl_xor_sync(0xffffffffu, m, 4));
-        m = fmaxf(m, __shfl_xor_sync(0xffffffffu, m, 8));
-        m = fmaxf(m, __shfl_xor_sync(0xffffffffu, m, 16));
-        if (g == 0 && col < rows) {
-          atomicMax(&amax[col], __float_as_uint(m));
-        }
-      }
-    }
-    ptx::named_barrier_sync(kConsumerBarrier, kConsumerThreads);
-    int const groups = inter / kChunkK;
-#pragma unroll
-    for (int j = 0; j < kN / 8; ++j) {
-#pragma unroll
-      for (int e = 0; e < 2; ++e) {
-        int const col = 8 * j + 2 * t + e;
-        if (col < rows) {
-          float const a = __uint_as_float(amax[col]);
-          float const scale = fp8_group_scale(args.requant, a);
-          std::int64_t const r = pass + col;
-          args.h[r * inter + out] = fp8_encode(hv[j][e], scale);
-          if (threadIdx.x < 4) {
-            args.h_scales[r * groups + group] = scale;
-          }
-        }
       }
     }
   }

@@ -3,12 +3,10 @@
 // scale handling); its configurations and launches are mxfp4_expert_wgmma.cu. Included by
 // mxfp4_expert_wgmma.cu only.
 
-#include <cuda_bf16.h>
-
 #include "kernels/hopper/ptx.cuh"
 #include "kernels/hopper/wgmma_register_a.cuh"
+#include "kernels/moe/expert_pass_epilogue.cuh"
 #include "kernels/moe/expert_rows_ready.cuh"
-#include "kernels/moe/fp8_activation_math.cuh"
 #include "kernels/moe/fp8_expert_gemm.h"
 #include "kernels/moe/mxfp4_expert_wgmma_layout.h"
 #include "kernels/moe/mxfp4_register_decode.cuh"
@@ -22,7 +20,7 @@ using mxfp4_decode::load_shared_8;
 using mxfp4_decode::read_special;
 using mxfp4_decode::step_scale;
 
-constexpr int kConsumerBarrier = 1;  // named barrier of the consumer warpgroups (0 = syncthreads)
+using expert_epilogue::finish_pass;
 constexpr int kScaleImageBytes = kMxScaleImageWords * 4;  // 256
 constexpr int kXRowBytes = kMxChunkK;                     // one FP8 x row of a chunk
 
@@ -311,71 +309,14 @@ __global__ void __launch_bounds__((kWgs * 4 + 1) * 32, kMinBlocks)
     }
 
     if constexpr (kStage == ExpertGemmStage::kDown) {
-      int const hidden = args.tiles * 16;
-      int const row = static_cast<int>(tile) * kMxTileRows + 16 * wslice + g;
-#pragma unroll
-      for (int j = 0; j < kN / 8; ++j) {
-#pragma unroll
-        for (int i = 0; i < 4; ++i) {
-          int const col = 8 * j + 2 * t + (i & 1);
-          if (col < rows) {
-            __nv_bfloat16 const v = __float2bfloat16_rn(acc[4 * j + i]);
-            args.y[static_cast<std::int64_t>(pass + col) * hidden + row + (i >= 2 ? 8 : 0)] =
-                __bfloat16_as_ushort(v);
-          }
-        }
-      }
+      finish_pass<kStage, kN, kConsumerThreads>(acc, args, pass, rows, tile, 0, amax);
     } else {
-      int const inter = args.tiles * 8;
-      float const limit = args.swiglu_limit;
-      ptx::named_barrier_sync(kConsumerBarrier, kConsumerThreads);  // last pass's reads are done
-      for (int i = static_cast<int>(threadIdx.x); i < kN; i += kConsumerThreads) {
-        amax[i] = 0u;
-      }
-      ptx::named_barrier_sync(kConsumerBarrier, kConsumerThreads);
-      float hv[kN / 8][2];
-#pragma unroll
-      for (int j = 0; j < kN / 8; ++j) {
-#pragma unroll
-        for (int e = 0; e < 2; ++e) {
-          float v = swiglu(acc[4 * j + e], acc[4 * j + 2 + e], limit);
-          int const col = 8 * j + 2 * t + e;
-          if (args.route_weights != nullptr && col < rows) {
-            v *= args.route_weights[pass + col];
-          }
-          hv[j][e] = v;
-          float m = fabsf(v);
-          m = fmaxf(m, __shfl_xor_sync(0xffffffffu, m, 4));
-          m = fmaxf(m, __shfl_xor_sync(0xffffffffu, m, 8));
-          m = fmaxf(m, __shfl_xor_sync(0xffffffffu, m, 16));
-          if (g == 0 && col < rows) {
-            atomicMax(&amax[col], __float_as_uint(m));
-          }
-        }
-      }
-      ptx::named_barrier_sync(kConsumerBarrier, kConsumerThreads);
-      int const groups = inter / kMxChunkK;
-      // The CTA's requantization group and this thread's output, re-derived from the special
+      // The CTA's requantization group and this warpgroup's tile, re-derived from the special
       // registers here: held across the main loop, they were spilled at the register caps (56 for
       // 8 rows per pass, 96 for 32).
       int const cta_group = static_cast<int>(read_special<0>()) / passes;
-      int const tid = static_cast<int>(read_special<1>());
-      int const out = (cta_group * kWgs + tid / 128) * 32 + 8 * (tid / 32 % 4) + tid % 32 / 4;
-#pragma unroll
-      for (int j = 0; j < kN / 8; ++j) {
-#pragma unroll
-        for (int e = 0; e < 2; ++e) {
-          int const col = 8 * j + 2 * t + e;
-          if (col < rows) {
-            float const scale = fp8_group_scale(args.requant, __uint_as_float(amax[col]));
-            std::int64_t const r = pass + col;
-            args.h[r * inter + out] = fp8_encode(hv[j][e], scale);
-            if (threadIdx.x < 4) {
-              args.h_scales[r * groups + cta_group] = scale;
-            }
-          }
-        }
-      }
+      int const l1_tile = cta_group * kWgs + static_cast<int>(read_special<1>()) / 128;
+      finish_pass<kStage, kN, kConsumerThreads>(acc, args, pass, rows, l1_tile, cta_group, amax);
     }
   }
 }
