@@ -2,9 +2,11 @@
 
 #include <chrono>
 #include <thread>
+#include <utility>
 
 #include "engine/backends/cuda/stream.h"
 #include "tests/support/catch.h"
+#include "tests/support/device_upload.h"
 
 namespace gcmoe::testing {
 
@@ -24,6 +26,60 @@ ExpertSlots group_by_expert(std::vector<std::vector<int>> const& tokens_of,
     }
   }
   return s;
+}
+
+DeviceExpertBatch upload_batch(ExpertSlots const& slots, formats::Fp8Activations const& xq,
+                               std::int64_t hidden, std::int64_t inter) {
+  std::int64_t const rows = slots.rows();
+  DeviceExpertBatch b;
+  b.x = upload(xq.codes);
+  b.x_scales = upload(xq.scales);
+  b.offsets = upload(slots.offsets);
+  b.active = upload(slots.active);
+  b.experts_with_rows = static_cast<int>(slots.active.size());
+  b.num_active = upload(std::vector<int>{b.experts_with_rows});
+  b.route = upload(slots.weight);
+  auto h = cuda::DeviceBuffer<std::uint8_t>::allocate(rows * inter);
+  auto h_scales = cuda::DeviceBuffer<float>::allocate(rows * (inter / 128));
+  auto y = cuda::DeviceBuffer<std::uint16_t>::allocate(rows * hidden);
+  REQUIRE((h.ok() && h_scales.ok() && y.ok()));
+  REQUIRE(y->fill_bytes(0xff).ok());  // poison: bf16 NaN where nothing was written
+  b.h = std::move(h).value();
+  b.h_scales = std::move(h_scales).value();
+  b.y = std::move(y).value();
+  return b;
+}
+
+kernels::Fp8ExpertGemmArgs gate_up_args(DeviceExpertBatch const& batch, std::int64_t hidden,
+                                        std::int64_t inter, int rows_per_expert_hint) {
+  kernels::Fp8ExpertGemmArgs args;
+  args.stage = kernels::ExpertGemmStage::kGateUp;
+  args.tiles = static_cast<int>(inter / 8);
+  args.chunks = static_cast<int>(hidden / 128);
+  args.x = batch.x.data();
+  args.x_scales = batch.x_scales.data();
+  args.expert_offsets = batch.offsets.data();
+  args.active_experts = batch.active.data();
+  args.num_active = batch.num_active.data();
+  args.max_active = batch.experts_with_rows;
+  args.rows_per_expert_hint = rows_per_expert_hint;
+  args.h = batch.h.data();
+  args.h_scales = batch.h_scales.data();
+  return args;
+}
+
+kernels::Fp8ExpertGemmArgs down_args(kernels::Fp8ExpertGemmArgs const& gate_up,
+                                     DeviceExpertBatch const& batch, std::int64_t hidden,
+                                     std::int64_t inter) {
+  kernels::Fp8ExpertGemmArgs down = gate_up;
+  down.stage = kernels::ExpertGemmStage::kDown;
+  down.tiles = static_cast<int>(hidden / 16);
+  down.chunks = static_cast<int>(inter / 128);
+  down.x = batch.h.data();
+  down.x_scales = batch.h_scales.data();
+  down.y = batch.y.data();
+  down.ready_blocks = nullptr;
+  return down;
 }
 
 std::vector<float> expert_ffn_reference(ExpertSlots const& slots,

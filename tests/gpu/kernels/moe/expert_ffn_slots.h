@@ -1,8 +1,8 @@
 #pragma once
 // What the expert-GEMM GPU tests (FP8: fp8_expert_ffn_case.h, MXFP4: mxfp4_expert_wgmma_test.cc)
 // share around their kernels: a routed batch laid out as the GEMMs read it (each expert's rows
-// together, in expert order), the CPU reference over that layout, and the late release of the
-// token ring's readiness counters.
+// together, in expert order), its device buffers and the kernels' arguments over them, the CPU
+// reference over that layout, and the late release of the token ring's readiness counters.
 
 #include <cuda_runtime.h>
 
@@ -11,7 +11,10 @@
 #include <span>
 #include <vector>
 
+#include "engine/backends/cuda/device_buffer.h"
+#include "engine/formats/activation_quant.h"
 #include "kernels/moe/expert_ffn_ref.h"
+#include "kernels/moe/fp8_expert_gemm.h"
 
 namespace gcmoe::testing {
 
@@ -26,6 +29,32 @@ struct ExpertSlots {
 // tokens_of[e]: the tokens routed to expert e; x: [T, hidden]. Draws one weight per row from rng.
 ExpertSlots group_by_expert(std::vector<std::vector<int>> const& tokens_of,
                             std::vector<float> const& x, std::int64_t hidden, std::mt19937_64& rng);
+
+// The batch on the device: its FP8 rows and the row layout (inputs), the routing weights, and the
+// GEMMs' outputs h ([rows, I] FP8 with a scale per 128) and y ([rows, H] bf16, poisoned with NaN
+// so that a row nobody wrote fails the comparison).
+struct DeviceExpertBatch {
+  cuda::DeviceBuffer<std::uint8_t> x;
+  cuda::DeviceBuffer<float> x_scales;
+  cuda::DeviceBuffer<int> offsets, active, num_active;
+  cuda::DeviceBuffer<float> route;
+  cuda::DeviceBuffer<std::uint8_t> h;
+  cuda::DeviceBuffer<float> h_scales;
+  cuda::DeviceBuffer<std::uint16_t> y;
+  int experts_with_rows = 0;
+};
+DeviceExpertBatch upload_batch(ExpertSlots const& slots, formats::Fp8Activations const& xq,
+                               std::int64_t hidden, std::int64_t inter);
+
+// L1 (gate/up) arguments over the batch: its rows, layout and outputs, tiles and chunks for
+// [hidden, inter], the hint; the caller sets the weights, the model's semantics and readiness.
+kernels::Fp8ExpertGemmArgs gate_up_args(DeviceExpertBatch const& batch, std::int64_t hidden,
+                                        std::int64_t inter, int rows_per_expert_hint);
+// L2 (down) arguments from L1's: h in, y out, no readiness counters (L2 reads h, which L1 wrote
+// in stream order); the caller sets the weights.
+kernels::Fp8ExpertGemmArgs down_args(kernels::Fp8ExpertGemmArgs const& gate_up,
+                                     DeviceExpertBatch const& batch, std::int64_t hidden,
+                                     std::int64_t inter);
 
 // expert_ffn_ref over every expert's rows: [rows, H].
 std::vector<float> expert_ffn_reference(ExpertSlots const& slots,

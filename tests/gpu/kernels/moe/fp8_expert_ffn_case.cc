@@ -7,7 +7,6 @@
 #include <random>
 #include <vector>
 
-#include "engine/backends/cuda/device_buffer.h"
 #include "engine/backends/cuda/stream.h"
 #include "engine/formats/activation_quant.h"
 #include "engine/formats/bf16.h"
@@ -25,7 +24,6 @@
 namespace gcmoe::kernels::fp8_ffn_test {
 namespace {
 
-using cuda::DeviceBuffer;
 using formats::ActivationRecipe;
 using testing::upload;
 
@@ -119,7 +117,6 @@ double run_case(Case const& c) {
   }
   testing::ExpertSlots const slots = testing::group_by_expert(tokens_of, x, h, rng);
   std::vector<int> const& offsets = slots.offsets;
-  std::vector<int> const& active = slots.active;
   std::int64_t const rows = slots.rows();
   ActivationRecipe const recipe =
       c.deepseek_semantics ? ActivationRecipe::kDeepseekUe8m0 : ActivationRecipe::kGlmDynamic;
@@ -130,17 +127,7 @@ double run_case(Case const& c) {
   auto d_l1s = upload(l1_scales);
   auto d_l2 = upload(l2_bytes);
   auto d_l2s = upload(l2_scales);
-  auto d_x = upload(xq->codes);
-  auto d_xs = upload(xq->scales);
-  auto d_offsets = upload(offsets);
-  auto d_active = upload(active);
-  auto d_num_active = upload(std::vector<int>{static_cast<int>(active.size())});
-  auto d_route = upload(slots.weight);
-  auto d_h = DeviceBuffer<std::uint8_t>::allocate(rows * inter);
-  auto d_hs = DeviceBuffer<float>::allocate(rows * (inter / 128));
-  auto d_y = DeviceBuffer<std::uint16_t>::allocate(rows * h);
-  REQUIRE((d_h.ok() && d_hs.ok() && d_y.ok()));
-  REQUIRE(d_y->fill_bytes(0xff).ok());  // poison: bf16 NaN where nothing was written
+  testing::DeviceExpertBatch const batch = testing::upload_batch(slots, *xq, h, inter);
 
   bool const wgmma = c.kernel == Kernel::kWgmma;
   REQUIRE((wgmma ? preload_fp8_expert_wgmma() : preload_fp8_expert_gemm()).ok());
@@ -154,26 +141,15 @@ double run_case(Case const& c) {
   int const ready_blocks = static_cast<int>(rows / kBlockRows) + 1;
   auto d_ready = upload(std::vector<int>(static_cast<std::size_t>(ready_blocks), 0));
   auto d_error = upload(std::vector<unsigned>{0u});
-  Fp8ExpertGemmArgs args;
-  args.stage = ExpertGemmStage::kGateUp;
+  Fp8ExpertGemmArgs args =
+      testing::gate_up_args(batch, h, inter, c.rows_hint > 0 ? c.rows_hint : c.tokens);
   args.weights = d_l1.data();
   args.weight_scales = d_l1s.data();
   args.weight_stride = static_cast<std::int64_t>(l1_bytes.size()) / c.experts;
   args.scale_stride = static_cast<std::int64_t>(l1_scales.size()) / c.experts;
-  args.tiles = static_cast<int>(inter / 8);
-  args.chunks = static_cast<int>(h / 128);
-  args.x = d_x.data();
-  args.x_scales = d_xs.data();
-  args.expert_offsets = d_offsets.data();
-  args.active_experts = d_active.data();
-  args.num_active = d_num_active.data();
-  args.max_active = static_cast<int>(active.size());
-  args.rows_per_expert_hint = c.rows_hint > 0 ? c.rows_hint : c.tokens;
-  args.h = d_h->data();
-  args.h_scales = d_hs->data();
   args.requant = c.deepseek_semantics ? RequantScale::kPow2 : RequantScale::kAmaxOver448;
   args.swiglu_limit = c.deepseek_semantics ? 10.0f : 0.0f;
-  args.route_weights = c.deepseek_semantics ? d_route.data() : nullptr;
+  args.route_weights = c.deepseek_semantics ? batch.route.data() : nullptr;
   if (c.ready != Case::Ready::kNoCounters) {
     args.ready_blocks = d_ready.data();
     args.ready_block_rows = kBlockRows;
@@ -187,18 +163,11 @@ double run_case(Case const& c) {
   }
   args.ready_blocks = nullptr;  // L2 reads h, which L1 wrote in stream order
 
-  Fp8ExpertGemmArgs down = args;
-  down.stage = ExpertGemmStage::kDown;
+  Fp8ExpertGemmArgs down = testing::down_args(args, batch, h, inter);
   down.weights = d_l2.data();
   down.weight_scales = d_l2s.data();
   down.weight_stride = static_cast<std::int64_t>(l2_bytes.size()) / c.experts;
   down.scale_stride = static_cast<std::int64_t>(l2_scales.size()) / c.experts;
-  down.tiles = static_cast<int>(h / 16);
-  down.chunks = static_cast<int>(inter / 128);
-  down.x = d_h->data();
-  down.x_scales = d_hs->data();
-  down.y = d_y->data();
-  down.ready_blocks = nullptr;
   REQUIRE(launch(down).to_string() == "OK");
   REQUIRE(cudaDeviceSynchronize() == cudaSuccess);
   std::vector<unsigned> error_flag(1);
@@ -211,7 +180,7 @@ double run_case(Case const& c) {
   CHECK(error_flag[0] == 0u);
 
   std::vector<std::uint16_t> y_bits(static_cast<std::size_t>(rows * h));
-  REQUIRE(d_y->copy_to_host(y_bits).ok());
+  REQUIRE(batch.y.copy_to_host(y_bits).ok());
   std::vector<float> y(y_bits.size());
   std::transform(y_bits.begin(), y_bits.end(), y.begin(), formats::decode_bf16);
 
