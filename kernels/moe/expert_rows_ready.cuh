@@ -12,6 +12,12 @@
 
 namespace gcmoe::kernels {
 
+// The epoch the rows' counters must reach: a replayed graph's lives on the device (the layer's
+// last kernel advances it), a plain launch's in the arguments.
+__device__ __forceinline__ int ready_epoch(Fp8ExpertGemmArgs const& args) {
+  return args.ready_epoch_device != nullptr ? *args.ready_epoch_device : args.ready_epoch;
+}
+
 __device__ inline void wait_rows_ready(Fp8ExpertGemmArgs const& args, int epoch, int pass, int rows,
                                        int lane) {
   int const first = pass / args.ready_block_rows;

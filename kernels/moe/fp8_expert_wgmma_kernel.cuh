@@ -78,8 +78,7 @@ __global__ void __launch_bounds__((kWgs * 4 + 1) * 32, kMinBlocks)
     // Producer warp. Per pass: the first stages' weight tiles go out before the pass's token
     // rows are known to be ready (weights are static, so the HBM stream starts at once), then the
     // rows' readiness counters are acquired, then their x rows and scales follow.
-    int const epoch =
-        args.ready_epoch_device != nullptr ? *args.ready_epoch_device : args.ready_epoch;
+    int const epoch = ready_epoch(args);
     bool wait_prior = args.overlap_previous;
     int it = 0;
     for (int pass = first_pass; pass < row_end; pass += passes * kN) {

@@ -96,8 +96,7 @@ __global__ void __launch_bounds__(kWgs * 128, kMinBlocks)
   float const* const weight_scales =
       args.weight_scales + expert * args.scale_stride +
       (tile0 + min(tid, kWgs - 1)) * chunks * kWgmmaScalesPerTileChunk;
-  int const epoch =
-      args.ready_epoch_device != nullptr ? *args.ready_epoch_device : args.ready_epoch;
+  int const epoch = ready_epoch(args);
   int const wg = warp / 4;
   PassView const view{.full0 = ptx::smem_address(&full[0]),
                       .empty0 = ptx::smem_address(&empty[0]),

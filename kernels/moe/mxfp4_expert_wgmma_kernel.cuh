@@ -160,9 +160,7 @@ __global__ void __launch_bounds__((kWgs * 4 + 1) * 32, kMinBlocks)
         wait_prior = false;
       }
       if (args.ready_blocks != nullptr) {
-        // A replayed graph's epoch lives on the device (the layer's last kernel advances it).
-        int const epoch =
-            args.ready_epoch_device != nullptr ? *args.ready_epoch_device : args.ready_epoch;
+        int const epoch = ready_epoch(args);
         wait_rows_ready(args, epoch, pass, rows, lane);
       }
       for (int c = 0; c < early; ++c) {
