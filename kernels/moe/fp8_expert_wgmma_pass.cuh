@@ -22,6 +22,27 @@ inline constexpr int kConsumerBarrier = expert_epilogue::kConsumerBarrier;
 inline constexpr int kHalfRows = 64;
 inline constexpr int kWidthStep = 16;
 
+// The expert whose rows this CTA's slot (blockIdx.y) covers, or the fixed expert, and its rows
+// [row_begin, row_end); false when the slot has no expert in this launch (the CTA exits).
+struct SlotRows {
+  int expert = 0;
+  int row_begin = 0;
+  int row_end = 0;
+};
+__device__ __forceinline__ bool slot_rows(Fp8ExpertGemmArgs const& args, SlotRows& out) {
+  out = {args.fixed_expert, 0, args.fixed_rows};
+  if (out.expert < 0) {
+    int const slot = static_cast<int>(blockIdx.y);
+    if (slot >= *args.num_active) {
+      return false;
+    }
+    out.expert = args.active_experts[slot];
+    out.row_begin = args.expert_offsets[out.expert];
+    out.row_end = args.expert_offsets[out.expert + 1];
+  }
+  return true;
+}
+
 template <int kWgs, int kN>
 __host__ __device__ constexpr int stage_bytes() {
   return kWgs * kWgmmaChunkBytes + kN * kChunkK;

@@ -50,18 +50,13 @@ __global__ void __launch_bounds__(kWgs * 128, kMinBlocks)
   if (args.allow_overlap_next) {
     ptx::launch_dependents();
   }
-  int const slot = static_cast<int>(blockIdx.y);
-  int expert = args.fixed_expert;
-  int row_begin = 0;
-  int row_end = args.fixed_rows;
-  if (expert < 0) {
-    if (slot >= *args.num_active) {
-      return;
-    }
-    expert = args.active_experts[slot];
-    row_begin = args.expert_offsets[expert];
-    row_end = args.expert_offsets[expert + 1];
+  SlotRows slot;
+  if (!slot_rows(args, slot)) {
+    return;
   }
+  int const expert = slot.expert;
+  int const row_begin = slot.row_begin;
+  int const row_end = slot.row_end;
   int const chunks = args.chunks;
   std::int64_t const k_total = static_cast<std::int64_t>(chunks) * kChunkK;
   int const tid = static_cast<int>(threadIdx.x);
