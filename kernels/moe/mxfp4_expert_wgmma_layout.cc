@@ -38,8 +38,7 @@ Status check_view(Mxfp4WeightView const& view, char const* name) {
       big == view.scales.end(),
       "{}: e8m0 scale byte {} (2^{}) at index {} is above {}: weights of 2^122 and more "
       "are not supported",
-      name, big == view.scales.end() ? 0 : *big, big == view.scales.end() ? 0 : *big - 127,
-      big - view.scales.begin(), kMxMaxScaleByte);
+      name, *big, *big - 127, big - view.scales.begin(), kMxMaxScaleByte);
   return Status();
 }
 
