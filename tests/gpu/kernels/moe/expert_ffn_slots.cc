@@ -1,6 +1,8 @@
 #include "tests/gpu/kernels/moe/expert_ffn_slots.h"
 
+#include <algorithm>
 #include <chrono>
+#include <numeric>
 #include <thread>
 #include <utility>
 
@@ -9,6 +11,32 @@
 #include "tests/support/device_upload.h"
 
 namespace gcmoe::testing {
+
+std::vector<std::vector<int>> route_top_k(int tokens, int experts, int top_k,
+                                          bool expert_zero_always, std::mt19937_64& rng) {
+  std::vector<std::vector<int>> tokens_of(static_cast<std::size_t>(experts));
+  std::vector<int> order(static_cast<std::size_t>(experts));
+  for (int t = 0; t < tokens; ++t) {
+    std::iota(order.begin(), order.end(), 0);
+    std::shuffle(order.begin(), order.end(), rng);
+    if (expert_zero_always) {
+      std::iter_swap(order.begin(), std::find(order.begin(), order.end(), 0));
+    }
+    for (int k = 0; k < top_k; ++k) {
+      tokens_of[static_cast<std::size_t>(order[static_cast<std::size_t>(k)])].push_back(t);
+    }
+  }
+  return tokens_of;
+}
+
+std::vector<float> random_tokens(int tokens, std::int64_t hidden, std::mt19937_64& rng) {
+  std::uniform_real_distribution<float> uniform(-2.0f, 2.0f);
+  std::vector<float> x(static_cast<std::size_t>(tokens * hidden));
+  for (auto& v : x) {
+    v = uniform(rng);
+  }
+  return x;
+}
 
 ExpertSlots group_by_expert(std::vector<std::vector<int>> const& tokens_of,
                             std::vector<float> const& x, std::int64_t hidden,

@@ -18,6 +18,13 @@
 
 namespace gcmoe::testing {
 
+// top_k distinct experts per token, drawn uniformly (with expert_zero_always, expert 0 is one of
+// them for every token): tokens_of[e], the tokens routed to expert e, ascending.
+std::vector<std::vector<int>> route_top_k(int tokens, int experts, int top_k,
+                                          bool expert_zero_always, std::mt19937_64& rng);
+// [tokens, hidden] values uniform in [-2, 2).
+std::vector<float> random_tokens(int tokens, std::int64_t hidden, std::mt19937_64& rng);
+
 struct ExpertSlots {
   std::vector<int> offsets = {0};  // [E + 1] each expert's first row
   std::vector<int> active;         // the experts with rows, ascending

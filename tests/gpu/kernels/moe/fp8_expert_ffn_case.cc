@@ -91,7 +91,9 @@ double run_case(Case const& c) {
 
   // Route: top_k distinct experts per token; slots grouped by expert.
   std::vector<std::vector<int>> tokens_of(c.experts);
-  std::vector<int> order(c.experts);
+  if (c.expert_rows.empty()) {
+    tokens_of = testing::route_top_k(c.tokens, c.experts, c.top_k, c.all_to_expert_zero, rng);
+  }
   std::vector<int> token_order(static_cast<std::size_t>(c.tokens));
   std::iota(token_order.begin(), token_order.end(), 0);
   for (std::size_t e = 0; e < c.expert_rows.size(); ++e) {
@@ -100,21 +102,7 @@ double run_case(Case const& c) {
     tokens_of[e].assign(token_order.begin(), token_order.begin() + c.expert_rows[e]);
     std::sort(tokens_of[e].begin(), tokens_of[e].end());
   }
-  for (int t = 0; c.expert_rows.empty() && t < c.tokens; ++t) {
-    std::iota(order.begin(), order.end(), 0);
-    std::shuffle(order.begin(), order.end(), rng);
-    if (c.all_to_expert_zero) {
-      std::iter_swap(order.begin(), std::find(order.begin(), order.end(), 0));
-    }
-    for (int k = 0; k < c.top_k; ++k) {
-      tokens_of[order[k]].push_back(t);
-    }
-  }
-  std::uniform_real_distribution<float> uniform(-2.0f, 2.0f);
-  std::vector<float> x(static_cast<std::size_t>(c.tokens * h));
-  for (auto& v : x) {
-    v = uniform(rng);
-  }
+  std::vector<float> const x = testing::random_tokens(c.tokens, h, rng);
   testing::ExpertSlots const slots = testing::group_by_expert(tokens_of, x, h, rng);
   std::vector<int> const& offsets = slots.offsets;
   std::int64_t const rows = slots.rows();

@@ -8,7 +8,6 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
-#include <numeric>
 #include <random>
 #include <vector>
 
@@ -142,20 +141,9 @@ Errors run_case(Case const& c) {
   }
 
   // Route: top_k distinct experts per token; slots grouped by expert.
-  std::vector<std::vector<int>> tokens_of(c.experts);
-  std::vector<int> order(c.experts);
-  for (int t = 0; t < c.tokens; ++t) {
-    std::iota(order.begin(), order.end(), 0);
-    std::shuffle(order.begin(), order.end(), rng);
-    for (int k = 0; k < c.top_k; ++k) {
-      tokens_of[order[k]].push_back(t);
-    }
-  }
-  std::uniform_real_distribution<float> uniform(-2.0f, 2.0f);
-  std::vector<float> x(static_cast<std::size_t>(c.tokens * h));
-  for (auto& v : x) {
-    v = uniform(rng);
-  }
+  std::vector<std::vector<int>> const tokens_of =
+      testing::route_top_k(c.tokens, c.experts, c.top_k, false, rng);
+  std::vector<float> const x = testing::random_tokens(c.tokens, h, rng);
   testing::ExpertSlots const slots = testing::group_by_expert(tokens_of, x, h, rng);
   std::vector<int> const& offsets = slots.offsets;
   std::int64_t const rows = slots.rows();
