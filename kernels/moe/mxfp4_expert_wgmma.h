@@ -23,9 +23,9 @@
 // at two L1 CTAs per SM up to 48, else 32): 1.18-1.45x where it changed the configuration.
 // Registers (ptxas, sm_90a, CUDA 13.0): L1 54/56/96, L2 52/66/96 for 8/16/32 rows per pass; the
 // 16-row L1 kernel is capped at 56 (2 CTAs per SM) and spills 44 bytes (3 reloads per chunk), the
-// 32-row L1 kernel 8 bytes (the expert's row end and one epilogue value, reloaded per pass). Version 3's options stay:
-// the weight and x parts of a stage are
-// released on barriers of their own (early release: an option), and a stream-only probe.
+// 32-row L1 kernel 8 bytes (the expert's row end and one epilogue value, reloaded per pass).
+// Version 3's options stay: the weight and x parts of a stage are released on barriers of their
+// own (early release: an option), and a stream-only probe.
 
 #include <cuda_runtime.h>
 
