@@ -6,9 +6,9 @@
 // routings; bytes are the touched experts' packed codes and scale images; the ceiling is the best
 // memory rate measured in the same run (cudaMemcpy, SM copy, SM read-only stream).
 // Kernel options: "mxfp4" (checkpoint-like scales; the default Mxfp4WgmmaTuning),
-// "mxfp4_early_release" (the weight part of each stage released before the decode) and
-// "stream_only" (a probe: the consumers release every stage unread, so the kernel's own weight
-// stream without decode or MMA; its outputs are not written).
+// "mxfp4_wide32" and "mxfp4_wide64" (version 5's producer-less kernel forced at 32- or 64-row
+// passes) and "stream_only" (a probe: the consumers release every stage unread, so the kernel's own
+// weight stream without decode or MMA; its outputs are not written).
 //
 // Usage: bench_mxfp4_expert_ffn [--out FILE] [--reps 30] [--commit SHA] [--tokens N]
 //                               [--scenario ep1|ep8_rank]
@@ -54,7 +54,7 @@ struct Options {
   std::string only_scenario;
 };
 
-enum class Kernel { kMxfp4, kEarlyRelease, kStreamOnly };
+enum class Kernel { kMxfp4, kEarlyRelease, kWide32, kWide64, kStreamOnly };
 
 char const* kernel_name(Kernel kernel) {
   switch (kernel) {
@@ -62,6 +62,10 @@ char const* kernel_name(Kernel kernel) {
       return "mxfp4";
     case Kernel::kEarlyRelease:
       return "mxfp4_early_release";
+    case Kernel::kWide32:
+      return "mxfp4_wide32";
+    case Kernel::kWide64:
+      return "mxfp4_wide64";
     case Kernel::kStreamOnly:
       return "stream_only";
   }
@@ -75,6 +79,14 @@ kernels::Mxfp4WgmmaTuning tuning_for(Kernel kernel) {
       break;
     case Kernel::kEarlyRelease:
       t.early_release = true;
+      break;
+    case Kernel::kWide32:
+      t.pass_rows = 32;
+      t.wide = true;
+      break;
+    case Kernel::kWide64:
+      t.pass_rows = 64;
+      t.wide = true;
       break;
     case Kernel::kStreamOnly:
       t.stream_only = true;
@@ -261,7 +273,8 @@ Status run(Options const& options) {
       GCMOE_CHECK_CUDA(cudaStreamSynchronize(stream));
       double const experts = active_sum / kRotations;
       nlohmann::json per_kernel = nlohmann::json::object();
-      for (Kernel const kernel : {Kernel::kMxfp4, Kernel::kEarlyRelease, Kernel::kStreamOnly}) {
+      for (Kernel const kernel :
+           {Kernel::kMxfp4, Kernel::kWide32, Kernel::kWide64, Kernel::kStreamOnly}) {
         GCMOE_ASSIGN_OR_RETURN(double const us_all,
                                time_graph(stream, 1, options.reps, [&]() -> Status {
                                  for (Batch const& b : batches) {
@@ -302,7 +315,11 @@ Status run(Options const& options) {
          "folded with its e8m0 scale in f32; swap-AB, bulk-copy mbarrier pipeline; weight and x "
          "parts of a stage on barriers of their own, released after the MMA; v4.2: pass width "
          "by the rows hint, kernels/moe/expert_pass_policy.h)"},
-        {"mxfp4_early_release", "the weight part of each stage released before the decode"},
+        {"mxfp4_wide32",
+         "v5's producer-less kernel forced at 32-row passes (ceil(hint / 32) side by side)"},
+        {"mxfp4_wide64",
+         "v5's producer-less kernel forced at 64-row passes (one weight stream for up to 64 "
+         "rows; ceil(hint / 64) side by side)"},
         {"stream_only", "probe: the consumers release every stage unread (no decode or MMA)"}}},
       {"model_shape",
        {{"hidden", kHidden}, {"intermediate", kInter}, {"experts", kExperts}, {"top_k", kTopK}}},

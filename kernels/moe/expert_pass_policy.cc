@@ -6,14 +6,15 @@ namespace gcmoe::kernels {
 
 ExpertPasses expert_passes_for(int rows_per_expert_hint, std::span<PassBand const> bands) {
   int const hint = std::max(rows_per_expert_hint, 1);
-  int rows = bands.back().rows;
+  PassBand chosen = bands.back();
   for (PassBand const& band : bands) {
     if (hint <= band.max_hint) {
-      rows = band.rows;
+      chosen = band;
       break;
     }
   }
-  return {rows, std::min((hint + rows - 1) / rows, kMaxParallelPasses)};
+  return {chosen.rows, std::min((hint + chosen.rows - 1) / chosen.rows, kMaxParallelPasses),
+          chosen.producer_less};
 }
 
 }  // namespace gcmoe::kernels

@@ -12,10 +12,12 @@
 
 namespace gcmoe::kernels {
 
-// Hints up to max_hint run passes `rows` wide.
+// Hints up to max_hint run passes `rows` wide, in the producer-less kernel where a weight format
+// has both at that width (MXFP4 at 32 rows: mxfp4_expert_wgmma_wide.cuh).
 struct PassBand {
   int max_hint = 0;
   int rows = 0;
+  bool producer_less = false;
 };
 
 // FP8 WGMMA (GLM-5.2, bench/NOTES.md "FP8 expert FFN"): 8 rows up to 8; 16 (two CTAs per SM) with
@@ -26,19 +28,21 @@ struct PassBand {
 // tile for up to 128 rows instead of two 64-row passes side by side).
 inline constexpr PassBand kFp8PassBands[] = {{8, 8}, {32, 16}, {64, 64}, {96, 96}, {INT_MAX, 128}};
 
-// MXFP4 (DeepSeek V4/V4.1, bench/NOTES.md "MXFP4 expert GEMM" v4.1, v4.2): 8 rows up to 20 (2 L1 /
-// 4 L2 CTAs per SM; an expert with 9-20 rows streams its weights 2-3 times), 16 up to 48 (2 L1
-// CTAs per SM at the 56-register cap, 3 L2), 32 beyond (1 L1 / 2 L2 CTAs per SM). Measured on an
-// H200 at V4.1's shape: 8-row passes beat v4's one-L1-CTA-per-SM 16-row configuration by
-// 1.21-1.45x where it ran and 32-row passes by 1.20x at one rank of eight, T=64 (mean 8 rows); at
-// T=128 (mean 16) 8-row passes lose 6% and two-CTA 16-row passes win 1.18x over 32-row ones.
-inline constexpr PassBand kMxfp4PassBands[] = {{20, 8}, {48, 16}, {INT_MAX, 32}};
+// MXFP4 (DeepSeek V4/V4.1, bench/NOTES.md "MXFP4 expert GEMM" v4.1, v4.2, v5): 8 rows up to 20 (2
+// L1 / 4 L2 CTAs per SM; an expert with 9-20 rows streams its weights 2-3 times), then 32-row
+// passes of the producer-less kernel (v5: one L1 CTA per SM at 128 registers, 3 L2). Measured on an
+// H200 at V4.1's shape, one rank of eight: T=64 (mean 8 rows) 8-row passes and the 32-row
+// producer-less ones within 2%; T=128 (mean 16) 510 -> 442 µs against v4.2's 16-row passes, T=256
+// (mean 32) 830
+// -> 604 against its 32-row passes with a producer warp.
+inline constexpr PassBand kMxfp4PassBands[] = {{20, 8}, {INT_MAX, 32, true}};
 
 inline constexpr int kMaxParallelPasses = 8;
 
 struct ExpertPasses {
   int rows = 8;    // pass width
   int passes = 1;  // side by side per tile group, 1..kMaxParallelPasses
+  bool producer_less = false;
 };
 
 // hint < 1 counts as 1. bands: increasing max_hint, the last INT_MAX.

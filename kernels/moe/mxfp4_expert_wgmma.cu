@@ -6,11 +6,13 @@
 #include "kernels/moe/mxfp4_expert_wgmma.h"
 #include "kernels/moe/mxfp4_expert_wgmma_kernel.cuh"
 #include "kernels/moe/mxfp4_expert_wgmma_layout.h"
+#include "kernels/moe/mxfp4_expert_wgmma_wide.cuh"
 
 namespace gcmoe::kernels {
 namespace {
 
 using mxfp4_wgmma::mxfp4_expert_wgmma_kernel;
+using mxfp4_wgmma::mxfp4_expert_wgmma_wide_kernel;
 using mxfp4_wgmma::stage_bytes;
 
 // L1: 4 consumer warpgroups (128 outputs, one requantization group); L2: 2 (128 rows). A stage
@@ -34,6 +36,66 @@ template <ExpertGemmStage kStage, int kN, bool kEarlyRelease>
 constexpr auto kernel_for() {
   using C = Config<kStage, kN>;
   return mxfp4_expert_wgmma_kernel<kStage, C::kWgs, kN, C::kStages, C::kMinBlocks, kEarlyRelease>;
+}
+
+// The producer-less kernel (version 5, 32 or 64 rows per pass): L1 one 512-thread CTA per SM at
+// 128 registers, L2 three (32 rows) or two 256-thread CTAs; a stage is refilled two chunks late;
+// two WGMMAs per k-step (four, narrower, measured 5-8% slower at one rank of eight: bench/NOTES.md
+// v5).
+inline constexpr int kWideParts = 2;
+template <ExpertGemmStage kStage, int kN>
+struct WideConfig;
+template <int kN>
+struct WideConfig<ExpertGemmStage::kGateUp, kN> {
+  static constexpr int kWgs = 4;
+  static constexpr int kMinBlocks = 1;
+  static constexpr int kStages = kN <= 32 ? 10 : 8;
+  static constexpr int kLag = 2;
+  static constexpr int kParts = kWideParts;
+};
+template <int kN>
+struct WideConfig<ExpertGemmStage::kDown, kN> {
+  static constexpr int kWgs = 2;
+  static constexpr int kMinBlocks = kN <= 32 ? 3 : 2;  // 32 rows: 80 registers, no spills
+  static constexpr int kStages = kN <= 32 ? 5 : 6;
+  static constexpr int kLag = 2;
+  static constexpr int kParts = kWideParts;
+};
+
+template <ExpertGemmStage kStage, int kN>
+constexpr auto wide_kernel_for() {
+  using C = WideConfig<kStage, kN>;
+  return mxfp4_expert_wgmma_wide_kernel<kStage, C::kWgs, kN, C::kParts, C::kStages, C::kMinBlocks,
+                                        C::kLag>;
+}
+
+template <ExpertGemmStage kStage, int kN>
+constexpr std::size_t wide_smem_bytes() {
+  using C = WideConfig<kStage, kN>;
+  return static_cast<std::size_t>(C::kStages) * (stage_bytes<C::kWgs, kN>() + kN * sizeof(float)) +
+         1024;
+}
+
+template <ExpertGemmStage kStage, int kN>
+cudaError_t raise_wide_smem_limit() {
+  static_assert(wide_smem_bytes<kStage, kN>() <= 227 * 1024);
+  static_assert((wide_smem_bytes<kStage, kN>() + 1024 + 512) * WideConfig<kStage, kN>::kMinBlocks <=
+                228 * 1024);
+  return cudaFuncSetAttribute(wide_kernel_for<kStage, kN>(),
+                              cudaFuncAttributeMaxDynamicSharedMemorySize,
+                              static_cast<int>(wide_smem_bytes<kStage, kN>()));
+}
+
+template <ExpertGemmStage kStage, int kN>
+void launch_wide(Fp8ExpertGemmArgs const& args, Mxfp4WgmmaTuning const& tuning, int passes,
+                 cudaStream_t stream) {
+  constexpr int kWgs = WideConfig<kStage, kN>::kWgs;
+  int const tiles64 = args.tiles * 16 / kMxTileRows;
+  dim3 const grid(static_cast<unsigned>(tiles64 / kWgs * passes),
+                  static_cast<unsigned>(args.max_active));
+  static_cast<void>(hopper::launch_with_pdl(
+      wide_kernel_for<kStage, kN>(), grid, dim3(kWgs * 128), wide_smem_bytes<kStage, kN>(), stream,
+      args.overlap_previous, args, passes, tuning.stream_only ? 1 : 0));
 }
 
 template <ExpertGemmStage kStage, int kN>
@@ -77,11 +139,23 @@ void launch(Fp8ExpertGemmArgs const& args, Mxfp4WgmmaTuning const& tuning, int p
 }
 
 // The pass width and the passes side by side: expert_pass_policy.h, kMxfp4PassBands.
+// tuning.pass_rows (tests, benchmark) forces a configuration.
 template <ExpertGemmStage kStage>
 void launch_for_rows(Fp8ExpertGemmArgs const& args, Mxfp4WgmmaTuning const& tuning,
                      cudaStream_t stream) {
-  ExpertPasses const p = expert_passes_for(args.rows_per_expert_hint, kMxfp4PassBands);
-  if (p.rows == 8) {
+  ExpertPasses p = expert_passes_for(args.rows_per_expert_hint, kMxfp4PassBands);
+  // Early release is an option of the kernel with a producer warp: it runs at the policy's width.
+  bool wide = p.producer_less && !tuning.early_release;
+  if (tuning.pass_rows > 0) {
+    p.rows = tuning.pass_rows;
+    p.passes = std::clamp((std::max(args.rows_per_expert_hint, 1) + p.rows - 1) / p.rows, 1,
+                          kMaxParallelPasses);
+    wide = tuning.wide;
+  }
+  if (wide) {
+    p.rows == 32 ? launch_wide<kStage, 32>(args, tuning, p.passes, stream)
+                 : launch_wide<kStage, 64>(args, tuning, p.passes, stream);
+  } else if (p.rows == 8) {
     launch<kStage, 8>(args, tuning, p.passes, stream);
   } else if (p.rows == 16) {
     launch<kStage, 16>(args, tuning, p.passes, stream);
@@ -99,6 +173,10 @@ Status preload_mxfp4_expert_wgmma() {
   GCMOE_CHECK_CUDA((raise_smem_limit<ExpertGemmStage::kGateUp, 32>()));
   GCMOE_CHECK_CUDA((raise_smem_limit<ExpertGemmStage::kDown, 8>()));
   GCMOE_CHECK_CUDA((raise_smem_limit<ExpertGemmStage::kDown, 32>()));
+  GCMOE_CHECK_CUDA((raise_wide_smem_limit<ExpertGemmStage::kGateUp, 32>()));
+  GCMOE_CHECK_CUDA((raise_wide_smem_limit<ExpertGemmStage::kGateUp, 64>()));
+  GCMOE_CHECK_CUDA((raise_wide_smem_limit<ExpertGemmStage::kDown, 32>()));
+  GCMOE_CHECK_CUDA((raise_wide_smem_limit<ExpertGemmStage::kDown, 64>()));
   return Status();
 }
 
@@ -122,6 +200,17 @@ Status launch_mxfp4_expert_wgmma(Fp8ExpertGemmArgs const& args, cudaStream_t str
           reinterpret_cast<std::uintptr_t>(args.weight_scales) % 16 == 0 &&
           args.scale_stride % 4 == 0,
       "mxfp4 expert wgmma: weights and scales must be 16-byte aligned (bulk copies)");
+  // A forced configuration (tests, benchmark) must be one that exists: refused, never ignored.
+  if (tuning.wide) {
+    GCMOE_CHECK_ARG_MSG(tuning.pass_rows == 32 || tuning.pass_rows == 64,
+                        "mxfp4 expert wgmma: the wide kernel runs 32- or 64-row passes");
+    GCMOE_CHECK_ARG_MSG(!tuning.early_release,
+                        "mxfp4 expert wgmma: the wide kernel has no early release");
+  } else {
+    GCMOE_CHECK_ARG_MSG(tuning.pass_rows == 0 || tuning.pass_rows == 8 || tuning.pass_rows == 16 ||
+                            tuning.pass_rows == 32,
+                        "mxfp4 expert wgmma: pass_rows must be 0 (the policy), 8, 16 or 32");
+  }
   if (args.max_active <= 0) {
     return Status();
   }

@@ -26,6 +26,11 @@
 // 32-row L1 kernel 8 bytes (the expert's row end and one epilogue value, reloaded per pass).
 // Version 3's options stay: the weight and x parts of a stage are released on barriers of their
 // own (early release: an option), and a stream-only probe.
+// Version 5: hints above 20 run the producer-less kernel's 32-row passes (two m64n16k32 per
+// k-step from one decoded fragment; L1 128 x 512 threads, 84-86 registers, L2 80 at three CTAs per
+// SM, no spills): one rank of eight at V4.1's shape, T=128 510 -> 442 µs, T=256 830 -> 604. Its
+// 64-row passes (forced only) measured no faster: the per-k-step fold (2N FFMA per thread and
+// chunk) and the WGMMA issue overhead make the loop issue-bound (bench/NOTES.md v5).
 
 #include <cuda_runtime.h>
 
@@ -44,8 +49,9 @@ Status preload_mxfp4_expert_wgmma();
 // - tiles: 16-row tiles as in version 1, L1 I/8 (a multiple of 16), L2 H/16 (a multiple of 8);
 // - chunks: K / 128;
 // - DeepSeek semantics: requant RequantScale::kPow2, swiglu_limit 10, route_weights set.
-// Rows per pass 8 (hints up to 20), 16 (up to 48) or 32 by rows_per_expert_hint, up to 8 passes
-// side by side (expert_pass_policy.h).
+// Rows per pass 8 (hints up to 20) with a producer warp, else 32 in the producer-less kernel
+// (version 5, mxfp4_expert_wgmma_wide.cuh: one weight stream and decode per 32 rows), up to 8
+// passes side by side (expert_pass_policy.h, kMxfp4PassBands).
 // Programmatic dependent launch (overlap_previous / allow_overlap_next) as the FP8 version. Not
 // supported (INVALID_ARGUMENT): fixed_expert.
 Status launch_mxfp4_expert_wgmma(Fp8ExpertGemmArgs const& args, cudaStream_t stream);
@@ -55,12 +61,19 @@ Status launch_mxfp4_expert_wgmma(Fp8ExpertGemmArgs const& args, cudaStream_t str
 // benchmark compares them in one run.
 struct Mxfp4WgmmaTuning {
   // true: the consumers release a stage's weight images as soon as their share is in registers
-  // (before the decode and the MMA; the x rows after the MMA). Measured 1-2% slower than the
-  // default, version 2's single release after the MMA, at every point (bench/NOTES.md, v3).
+  // (before the decode and the MMA; the x rows after the MMA). Kernel with a producer warp only:
+  // where the policy picks the producer-less kernel, the other runs at the same width. Measured
+  // 1-2% slower than the default, version 2's single release after the MMA, at every point
+  // (bench/NOTES.md, v3).
   bool early_release = false;
   // Benchmark probe only (outputs are not written): the consumers release every stage unread, so
   // the kernel measures its own weight stream without decode or MMA.
   bool stream_only = false;
+  // Tests and the benchmark: a configuration forced instead of the pass policy's (0: the policy).
+  // 8, 16 or 32 rows per pass run the kernel with a producer warp; with `wide`, 32 or 64 the
+  // producer-less one (version 5). Passes side by side: ceil(hint / rows), at most 8.
+  int pass_rows = 0;
+  bool wide = false;
 };
 Status launch_mxfp4_expert_wgmma(Fp8ExpertGemmArgs const& args, cudaStream_t stream,
                                  Mxfp4WgmmaTuning const& tuning);

@@ -232,11 +232,13 @@ Errors run_case(Case const& c) {
   CHECK(ref_norm > 0.0);  // never all-zero data
   std::printf(
       "mxfp4 expert ffn H=%lld I=%lld E=%d T=%d k=%d rows=%lld hint=%d scales=%s "
-      "%searly_release=%d seed=%llu rel_l2_error=%.3e feature_normalized_rel_l2=%.3e\n",
+      "%searly_release=%d pass_rows=%d wide=%d seed=%llu rel_l2_error=%.3e "
+      "feature_normalized_rel_l2=%.3e\n",
       static_cast<long long>(h), static_cast<long long>(inter), c.experts, c.tokens, c.top_k,
       static_cast<long long>(rows), args.rows_per_expert_hint, scales_name(c.scales),
-      c.late_rows ? "late-rows " : "", c.tuning.early_release ? 1 : 0,
-      static_cast<unsigned long long>(c.seed), errors.rel_l2, errors.feature_normalized);
+      c.late_rows ? "late-rows " : "", c.tuning.early_release ? 1 : 0, c.tuning.pass_rows,
+      c.tuning.wide ? 1 : 0, static_cast<unsigned long long>(c.seed), errors.rel_l2,
+      errors.feature_normalized);
   return errors;
 }
 
@@ -266,7 +268,9 @@ TEST_CASE("mxfp4 expert FFN matches the CPU reference at small shapes") {
   check(c);
 }
 
-TEST_CASE("mxfp4 expert FFN: skewed experts take 16- and 32-row passes, side by side") {
+// Hint T: 8-row passes side by side (T = 12) or the policy's producer-less 32-row passes, and the
+// kernel with a producer warp forced at 16 and 32 rows (configurations the policy no longer picks).
+TEST_CASE("mxfp4 expert FFN: skewed experts take wider passes, side by side") {
   Case c;
   c.hidden = 512;
   c.inter = 256;
@@ -274,6 +278,7 @@ TEST_CASE("mxfp4 expert FFN: skewed experts take 16- and 32-row passes, side by 
   c.tokens = GENERATE(12, 45, 150);
   c.top_k = 2;
   c.scales = Scales::kExtreme;
+  c.tuning.pass_rows = GENERATE(0, 16, 32);
   c.seed = 17 + static_cast<std::uint64_t>(c.tokens);
   check(c);
 }
@@ -293,6 +298,41 @@ TEST_CASE("mxfp4 expert FFN: stages released early or after the MMA match the re
   c.tuning.early_release = GENERATE(true, false);
   c.rows_hint = GENERATE(8, 0);  // 8: the 8-row kernels; 0: the token count (32-row passes)
   c.seed = 41;
+  check(c);
+}
+
+// Version 5's producer-less kernel, forced: 32- and 64-row passes over experts of ~6, ~22 and ~75
+// rows; hint T runs ceil(T / rows) passes side by side, hint 16 one pass per tile group, so an
+// expert with more rows loops over passes inside its CTAs (the stage uses carry across passes);
+// the 45-token batch waits on late readiness counters.
+TEST_CASE(
+    "mxfp4 expert FFN: the producer-less kernel's 32- and 64-row passes match the reference") {
+  Case c;
+  c.hidden = 512;
+  c.inter = 256;
+  c.experts = 4;
+  c.tokens = GENERATE(12, 45, 150);
+  c.top_k = 2;
+  c.scales = Scales::kExtreme;
+  c.late_rows = c.tokens == 45;
+  c.rows_hint = GENERATE(0, 16);
+  c.tuning.wide = true;
+  c.tuning.pass_rows = GENERATE(32, 64);
+  c.seed = 61 + static_cast<std::uint64_t>(c.tokens);
+  check(c);
+}
+
+TEST_CASE("mxfp4 expert FFN: the producer-less kernel at V4.1's expert shape") {
+  Case c;
+  c.hidden = 5120;
+  c.inter = 2304;
+  c.experts = 4;
+  c.tokens = 70;  // ~35 rows per expert: both halves of a 64-row pass in use
+  c.top_k = 2;
+  c.scales = Scales::kRealistic;
+  c.tuning.wide = true;
+  c.tuning.pass_rows = 64;
+  c.seed = 67;
   check(c);
 }
 
@@ -322,18 +362,18 @@ TEST_CASE(
   check(c);
 }
 
-TEST_CASE("mxfp4 expert wgmma rejects shapes it cannot tile") {
+TEST_CASE("mxfp4 expert wgmma rejects shapes and configurations it cannot run") {
   Fp8ExpertGemmArgs args;
-  std::uint8_t byte = 0;
-  float scale = 0.0f;
+  alignas(16) std::uint8_t bytes[16] = {};  // bulk-copy sources must be 16-byte aligned
+  alignas(16) float scales[4] = {};
   int value = 0;
-  args.weights = &byte;
-  args.weight_scales = &scale;
-  args.x = &byte;
-  args.x_scales = &scale;
+  args.weights = bytes;
+  args.weight_scales = scales;
+  args.x = bytes;
+  args.x_scales = scales;
   args.expert_offsets = args.active_experts = args.num_active = &value;
-  args.h = &byte;
-  args.h_scales = &scale;
+  args.h = bytes;
+  args.h_scales = scales;
   args.chunks = 2;
   args.tiles = 8;  // I = 64: an L1 CTA owns 128 outputs
   CHECK(launch_mxfp4_expert_wgmma(args, nullptr).code() == StatusCode::kInvalidArgument);
@@ -343,8 +383,25 @@ TEST_CASE("mxfp4 expert wgmma rejects shapes it cannot tile") {
   args.max_active = 1;
   CHECK(launch_mxfp4_expert_wgmma(args, nullptr).code() == StatusCode::kInvalidArgument);
   args.fixed_expert = -1;
-  args.overlap_previous = true;
+  // Valid arguments with no expert active: nothing launches, OK (the control for what follows).
+  args.max_active = 0;
+  CHECK(launch_mxfp4_expert_wgmma(args, nullptr).ok());
+  args.weights = bytes + 8;
   CHECK(launch_mxfp4_expert_wgmma(args, nullptr).code() == StatusCode::kInvalidArgument);
+  args.weights = bytes;
+  // Forced configurations that do not exist are refused, never ignored.
+  Mxfp4WgmmaTuning tuning;
+  tuning.pass_rows = 64;
+  tuning.wide = true;
+  CHECK(launch_mxfp4_expert_wgmma(args, nullptr, tuning).ok());
+  tuning.wide = false;  // 64-row passes only in the producer-less kernel
+  CHECK(launch_mxfp4_expert_wgmma(args, nullptr, tuning).code() == StatusCode::kInvalidArgument);
+  tuning.wide = true;
+  tuning.pass_rows = 16;
+  CHECK(launch_mxfp4_expert_wgmma(args, nullptr, tuning).code() == StatusCode::kInvalidArgument);
+  tuning.pass_rows = 64;
+  tuning.early_release = true;
+  CHECK(launch_mxfp4_expert_wgmma(args, nullptr, tuning).code() == StatusCode::kInvalidArgument);
 }
 
 }  // namespace

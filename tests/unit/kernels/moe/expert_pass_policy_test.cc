@@ -21,22 +21,23 @@ void check_bands(std::span<PassBand const> bands, std::initializer_list<Want> wa
   }
 }
 
-TEST_CASE("Expert pass policy, MXFP4: 8-row passes up to 20 rows, 16 up to 48, then 32") {
+TEST_CASE("Expert pass policy, MXFP4: 8-row passes up to 20 rows, then producer-less 32-row ones") {
   check_bands(kMxfp4PassBands, {{-3, 8, 1},
                                 {0, 8, 1},
                                 {1, 8, 1},
                                 {8, 8, 1},
                                 {9, 8, 2},
                                 {20, 8, 3},
-                                {21, 16, 2},
-                                {32, 16, 2},
-                                {33, 16, 3},
-                                {48, 16, 3},
-                                {49, 32, 2},
+                                {21, 32, 1},
+                                {32, 32, 1},
+                                {33, 32, 2},
                                 {64, 32, 2},
                                 {65, 32, 3},
                                 {256, 32, 8},
                                 {100000, 32, 8}});
+  CHECK_FALSE(expert_passes_for(20, kMxfp4PassBands).producer_less);
+  CHECK(expert_passes_for(21, kMxfp4PassBands).producer_less);
+  CHECK(expert_passes_for(5000, kMxfp4PassBands).producer_less);
 }
 
 TEST_CASE("Expert pass policy, FP8: 8 rows up to 8, 16 up to 32, 64, 96, then 128") {
@@ -75,10 +76,12 @@ TEST_CASE("Expert pass policy at DeepSeek-V4.1's decode hints (384 experts, top-
   // One GPU: T = 256 gives a mean of 4 rows, a hint of 11: two 8-row passes (v4.1's 1.45x point).
   CHECK(expert_passes_for(routed_rows_hint(256, 6, 384), kMxfp4PassBands).rows == 8);
   // One rank of eight (48 local experts): T = 64 per rank (mean 8) stays on 8-row passes, T = 128
-  // (mean 16) takes 16-row passes, T = 256 (mean 32) 32-row passes.
+  // (mean 16) and T = 256 (mean 32) take the producer-less kernel's 32-row passes.
   CHECK(expert_passes_for(routed_rows_hint(64 * 8, 6, 384), kMxfp4PassBands).rows == 8);
-  CHECK(expert_passes_for(routed_rows_hint(128 * 8, 6, 384), kMxfp4PassBands).rows == 16);
-  CHECK(expert_passes_for(routed_rows_hint(256 * 8, 6, 384), kMxfp4PassBands).rows == 32);
+  ExpertPasses const t128 = expert_passes_for(routed_rows_hint(128 * 8, 6, 384), kMxfp4PassBands);
+  CHECK((t128.rows == 32 && t128.producer_less));
+  ExpertPasses const t256 = expert_passes_for(routed_rows_hint(256 * 8, 6, 384), kMxfp4PassBands);
+  CHECK((t256.rows == 32 && t256.producer_less));
 }
 
 }  // namespace

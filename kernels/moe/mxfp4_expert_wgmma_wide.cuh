@@ -1,0 +1,305 @@
+#pragma once
+// The MXFP4 expert WGMMA kernel for many rows per expert (version 5; bench/NOTES.md, "MXFP4
+// expert GEMM", v5): one weight stream and one decode per (tile, chunk) serve a pass of up to 64
+// token rows, where the kernel with a producer warp (mxfp4_expert_wgmma_kernel.cuh) runs 8-, 16-
+// or 32-row passes side by side, each streaming the expert's weights again.
+//
+// Why a kernel of its own: a 64-row pass holds the sums (32 registers), the chunk's scaled sum
+// (32) and the k-step accumulators (32) beside the A fragments and the codes; with a producer
+// warp an L1 CTA has 17 warps, so at most 96 registers per thread. Without one (as the FP8 wide
+// kernel, fp8_expert_wgmma_wide.cuh) an L1 CTA is 16 warps at 128 registers: thread 0 issues the
+// weight bulk copies, every thread copies its share of the x rows (one 16-byte unit per chunk at
+// 64 rows) and the first kN threads the rows' activation scales, then arrives on the stage's
+// barrier. A stage is refilled kLag chunks late (before waiting for chunk c, the stage of chunk
+// c - kLag), so kStages - kLag chunks are in flight.
+//
+// Each k-step's decoded A fragment feeds kParts WGMMAs, one per part of the pass's columns
+// (m64n(kN/kParts)k32 each), kParts in flight: part p of k-step s is folded with the k-step's
+// factor 2^(b - 121) (as version 4) and its next k-step issued while the other parts' MMAs run,
+// so a warpgroup's chain waits on one narrow MMA at a time; the parts' accumulators together
+// hold kN/2 registers whatever kParts.
+
+#include <type_traits>
+#include <utility>
+
+#include "kernels/hopper/ptx.cuh"
+#include "kernels/hopper/wgmma_register_a.cuh"
+#include "kernels/moe/expert_pass_epilogue.cuh"
+#include "kernels/moe/expert_rows_ready.cuh"
+#include "kernels/moe/fp8_expert_gemm.h"
+#include "kernels/moe/mxfp4_expert_wgmma_kernel.cuh"
+#include "kernels/moe/mxfp4_expert_wgmma_layout.h"
+#include "kernels/moe/mxfp4_register_decode.cuh"
+
+namespace gcmoe::kernels::mxfp4_wgmma {
+
+// f(std::integral_constant<int, i>{}) for i = 0 .. kCount - 1, in order (compile-time indices:
+// wgmma.wait_group takes an immediate).
+template <int kCount, typename F>
+__device__ __forceinline__ void static_for(F const& f) {
+  [&]<int... kI>(std::integer_sequence<int, kI...>) {
+    (f(std::integral_constant<int, kI>{}), ...);
+  }
+  (std::make_integer_sequence<int, kCount>{});
+}
+
+template <ExpertGemmStage kStage, int kWgs, int kN, int kParts, int kStages, int kMinBlocks,
+          int kLag>
+__global__ void __launch_bounds__(kWgs * 128, kMinBlocks)
+    mxfp4_expert_wgmma_wide_kernel(Fp8ExpertGemmArgs args, int passes, int stream_only) {
+  static_assert(kN == 32 || kN == 64);
+  static_assert(kLag >= 1 && kLag < kStages);
+  static_assert(kStage != ExpertGemmStage::kGateUp || kWgs * 32 == kMxChunkK,
+                "L1 CTAs own one 128-output requantization group");
+  static_assert(kParts == 2 || kParts == 4);
+  constexpr int kW = kN / kParts;  // columns per WGMMA
+  constexpr int kStageBytes = stage_bytes<kWgs, kN>();
+  constexpr int kThreads = kWgs * 128;
+  constexpr int kCodesOffset = kN * kXRowBytes;
+  constexpr int kScalesOffset = kCodesOffset + kWgs * kMxCodeImageBytes;
+  constexpr int kUnits = kN * (kMxChunkK / 16);  // 16-byte x units per chunk
+  constexpr int kUnitsPerThread = (kUnits + kThreads - 1) / kThreads;
+  static_assert(kUnits % kThreads == 0 || kUnitsPerThread == 1);
+  static_assert(kN <= kThreads, "one thread per row's activation scale");
+  extern __shared__ unsigned char smem_raw[];
+  __shared__ __align__(8) std::uint64_t barriers[2 * kStages];  // [full][kStages], [empty]
+  __shared__ unsigned amax[kN];
+
+  if (args.allow_overlap_next) {
+    ptx::launch_dependents();
+  }
+  int const slot = static_cast<int>(blockIdx.y);
+  if (slot >= *args.num_active) {
+    return;
+  }
+  int const expert = args.active_experts[slot];
+  int const row_begin = args.expert_offsets[expert];
+  int const row_end = args.expert_offsets[expert + 1];
+  int const chunks = args.chunks;
+  std::int64_t const k_total = static_cast<std::int64_t>(chunks) * kMxChunkK;
+  int const tid = static_cast<int>(threadIdx.x);
+  int const warp = tid / 32;
+  int const lane = tid % 32;
+
+  std::uint32_t const align_pad =
+      ((ptx::smem_address(smem_raw) + 1023u) & ~1023u) - ptx::smem_address(smem_raw);
+  unsigned char* const stages = smem_raw + align_pad;
+  std::uint32_t const smem_base = ptx::smem_address(stages);
+  float* const x_scale_stages = reinterpret_cast<float*>(stages + kStages * kStageBytes);
+  // full[s] at bars + 8 s, empty[s] at bars + 8 (kStages + s).
+  std::uint32_t const bars = ptx::smem_address(&barriers[0]);
+  if (tid == 0) {
+    for (int s = 0; s < kStages; ++s) {
+      // Every thread's cp.async arrival (.noinc) plus thread 0's expect_tx.
+      ptx::mbarrier_init(bars + 8 * s, kThreads + 1);
+      ptx::mbarrier_init(bars + 8 * (kStages + s), kWgs * 4);  // one per warp
+    }
+    ptx::fence_barrier_init();
+  }
+  __syncthreads();
+
+  int const group = static_cast<int>(blockIdx.x) / passes;
+  int const first_pass = row_begin + (static_cast<int>(blockIdx.x) % passes) * kN;
+  if (first_pass >= row_end) {
+    return;
+  }
+  std::int64_t const tile0 = static_cast<std::int64_t>(group) * kWgs;
+  std::uint8_t const* const codes =
+      args.weights + expert * args.weight_stride + tile0 * chunks * kMxCodeImageBytes;
+  std::uint8_t const* const scales = reinterpret_cast<std::uint8_t const*>(args.weight_scales) +
+                                     expert * args.scale_stride * 4 +
+                                     tile0 * chunks * kScaleImageBytes;
+  int const epoch = ready_epoch(args);
+
+  // Consumer addresses, hoisted: a stage adds s * kStageBytes to each.
+  int const wg = warp / 4;
+  int const wslice = warp % 4;
+  int const g = lane / 4;
+  int const t = lane % 4;
+  int const wg_thread = tid % 128;
+  std::uint32_t const my_codes = smem_base + kCodesOffset + wg * kMxCodeImageBytes + wg_thread * 16;
+  std::uint32_t const my_scales =
+      smem_base + kScalesOffset + wg * kScaleImageBytes + (wslice * 8 + g) * 8;
+  // The x rows' descriptor (as the kernel with a producer warp): a k-step adds 2 to the address
+  // field, a part's rows kW * 128 / 16, a stage kStageBytes / 16.
+  std::uint32_t const desc0_lo = static_cast<std::uint32_t>(ptx::smem_desc_sw128(smem_base));
+  std::uint32_t const desc_hi = static_cast<std::uint32_t>(ptx::smem_desc_sw128(0) >> 32);
+  auto const desc_at = [desc_hi](std::uint32_t lo) {
+    return (static_cast<std::uint64_t>(desc_hi) << 32) | lo;
+  };
+  constexpr std::uint32_t kPartDesc = kW * kXRowBytes / 16;
+
+  int it = 0;  // the CTA's stage uses before this pass
+  bool wait_prior = args.overlap_previous;
+  for (int pass = first_pass; pass < row_end; pass += passes * kN) {
+    int const rows = min(kN, row_end - pass);
+    // Stage use `use` takes chunk c: every thread waits until each warp has released the stage's
+    // previous use (a fresh barrier's parity 1 counts as complete), thread 0 issues the weight
+    // images' bulk copies; then (fill_tokens) every thread its x units and scale.
+    auto const fill_weights = [&](int c, int use) {
+      int const s = use % kStages;
+      ptx::mbarrier_wait(bars + 8 * (kStages + s),
+                         (static_cast<std::uint32_t>(use / kStages) & 1u) ^ 1u);
+      if (tid == 0) {
+        std::uint32_t const full_bar = bars + 8 * s;
+        std::uint32_t const stage = smem_base + static_cast<std::uint32_t>(s * kStageBytes);
+        ptx::mbarrier_arrive_expect_tx(full_bar, kWgs * (kMxCodeImageBytes + kScaleImageBytes));
+#pragma unroll
+        for (int w = 0; w < kWgs; ++w) {
+          std::int64_t const image = static_cast<std::int64_t>(w) * chunks + c;
+          ptx::bulk_copy_g2s(stage + kCodesOffset + w * kMxCodeImageBytes,
+                             codes + image * kMxCodeImageBytes, kMxCodeImageBytes, full_bar);
+          ptx::bulk_copy_g2s(stage + kScalesOffset + w * kScaleImageBytes,
+                             scales + image * kScaleImageBytes, kScaleImageBytes, full_bar);
+        }
+      }
+    };
+    // This thread's x units: unit u = tid + kThreads * i is 16-byte unit u % 8 of row u / 8; as
+    // kThreads / 8 is a multiple of 8, every i is the same unit of its row in the same swizzle
+    // phase, so one source pointer, one stride and one shared offset, fixed for the pass, serve
+    // them all (absent rows read nothing: zero-filled from any valid address).
+    constexpr int kRowStep = kThreads / 8;
+    static_assert(kRowStep % 8 == 0);
+    int const r0 = tid / 8;
+    std::uint32_t const unit_dst =
+        static_cast<std::uint32_t>(r0 * kXRowBytes + (((tid % 8) ^ (r0 % 8)) << 4));
+    std::uint8_t const* const unit_src = args.x + (pass + r0) * k_total + (tid % 8) * 16;
+    float const* const scale_src = args.x_scales + (pass + tid) * static_cast<std::int64_t>(chunks);
+    auto const fill_tokens = [&](int c, int use) {
+      int const s = use % kStages;
+      std::uint32_t const stage = smem_base + static_cast<std::uint32_t>(s * kStageBytes);
+#pragma unroll
+      for (int i = 0; i < kUnitsPerThread; ++i) {
+        int const r = r0 + kRowStep * i;
+        if (kUnits % kThreads != 0 && r >= kN) {
+          break;  // 32-row L1 passes: the second half of the threads has no unit
+        }
+        bool const present = r < rows;
+        ptx::copy_16_zfill(stage + unit_dst + i * kRowStep * kXRowBytes,
+                           present ? unit_src + i * kRowStep * k_total + c * kMxChunkK : args.x,
+                           present ? 16u : 0u);
+      }
+      if (tid < kN) {
+        bool const present = tid < rows;
+        ptx::copy_4_zfill(ptx::smem_address(x_scale_stages + s * kN + tid),
+                          present ? scale_src + c : args.x_scales, present ? 4u : 0u);
+      }
+      ptx::cp_async_arrive_noinc(bars + 8 * s);
+    };
+    // Prologue: the first stages' weights go out before the rows are known to be ready, then warp
+    // 0 acquires the rows' readiness counters and every thread copies its x units.
+    int const early = min(kStages, chunks);
+    for (int c = 0; c < early; ++c) {
+      fill_weights(c, it + c);
+    }
+    if (wait_prior) {
+      ptx::wait_prior_grid();  // x (L1's h) is the previous kernel's output
+      wait_prior = false;
+    }
+    if (args.ready_blocks != nullptr) {
+      if (warp == 0) {
+        wait_rows_ready(args, epoch, pass, rows, lane);
+      }
+      ptx::named_barrier_sync(expert_epilogue::kConsumerBarrier, kThreads);
+    }
+    for (int c = 0; c < early; ++c) {
+      fill_tokens(c, it + c);
+    }
+
+    float acc[kN / 2];
+#pragma unroll
+    for (int i = 0; i < kN / 2; ++i) {
+      acc[i] = 0.0f;
+    }
+    for (int c = 0; c < chunks; ++c) {
+      int const next = c - kLag + kStages;
+      if (c >= kLag && next < chunks) {
+        fill_weights(next, it + next);
+        fill_tokens(next, it + next);
+      }
+      int const use = it + c;
+      int const s = use % kStages;
+      ptx::mbarrier_wait(bars + 8 * s, static_cast<std::uint32_t>(use / kStages) & 1u);
+      if (stream_only == 0) {
+        // The x rows (cp.async, generic proxy) are read by the WGMMA (async proxy).
+        ptx::fence_proxy_async_shared();
+        int const so = s * kStageBytes;
+        std::uint32_t const b_desc = desc0_lo + static_cast<std::uint32_t>(so >> 4);
+        uint4 const q0 = load_shared_16(my_codes + so);
+        uint2 const sw = load_shared_8(my_scales + so);
+        float part[kParts][kW / 2];
+        float chunk_sum[kN / 2];
+        // Folds part p's k-step accumulator into the chunk's sum (columns kW * p onward).
+        auto const fold = [&](int p, int step) {
+          float const f_g = step_scale(sw.x, step);
+          float const f_g8 = step_scale(sw.y, step);
+#pragma unroll
+          for (int i = 0; i < kW / 2; ++i) {
+            float const f = i % 4 < 2 ? f_g : f_g8;
+            int const k = p * (kW / 2) + i;
+            chunk_sum[k] = step == 0 ? part[p][i] * f : fmaf(part[p][i], f, chunk_sum[k]);
+          }
+        };
+        std::uint32_t a[2][4];
+        decode_step(q0, q0, 0, a[0]);
+        ptx::fence_fragment(a[0]);
+        ptx::wgmma_fence();
+        static_for<kParts>([&](auto pc) {
+          constexpr int p = decltype(pc)::value;
+          ptx::WgmmaFp8RegA<kW>::run(part[p], a[0], desc_at(b_desc + p * kPartDesc), false);
+          ptx::wgmma_commit();
+        });
+        uint4 q1 = q0;  // k-steps 0 and 1 read only q0
+#pragma unroll
+        for (int step = 1; step < 4; ++step) {
+          // k-steps 2 and 3 are the second code unit's (loaded here: fewer registers live).
+          if (step == 2) {
+            q1 = load_shared_16(my_codes + so + 128 * 16);
+          }
+          // a[step % 2]'s previous k-step (step - 2) was waited for in the last iteration.
+          decode_step(q0, q1, step, a[step % 2]);
+          ptx::fence_fragment(a[step % 2]);
+          // kParts groups are in flight: the oldest is part p of the previous k-step.
+          static_for<kParts>([&](auto pc) {
+            constexpr int p = decltype(pc)::value;
+            ptx::wgmma_wait<kParts - 1>();
+            ptx::fence_accumulators<kW>(part[p]);
+            fold(p, step - 1);
+            ptx::wgmma_fence();
+            ptx::WgmmaFp8RegA<kW>::run(part[p], a[step % 2],
+                                       desc_at(b_desc + p * kPartDesc + 2 * step), false);
+            ptx::wgmma_commit();
+          });
+        }
+        static_for<kParts>([&](auto pc) {
+          constexpr int p = decltype(pc)::value;
+          ptx::wgmma_wait<kParts - 1 - p>();
+          ptx::fence_accumulators<kW>(part[p]);
+          fold(p, 3);
+        });
+        // The tokens' activation scales of this chunk (columns 8j + 2t, + 1).
+        std::uint32_t const x_scales = ptx::smem_address(x_scale_stages + s * kN + 2 * t);
+#pragma unroll
+        for (int j = 0; j < kN / 8; ++j) {
+          uint2 const x = load_shared_8(x_scales + 32 * j);
+          float const x0 = __uint_as_float(x.x);
+          float const x1 = __uint_as_float(x.y);
+          acc[4 * j + 0] = fmaf(chunk_sum[4 * j + 0], x0, acc[4 * j + 0]);
+          acc[4 * j + 1] = fmaf(chunk_sum[4 * j + 1], x1, acc[4 * j + 1]);
+          acc[4 * j + 2] = fmaf(chunk_sum[4 * j + 2], x0, acc[4 * j + 2]);
+          acc[4 * j + 3] = fmaf(chunk_sum[4 * j + 3], x1, acc[4 * j + 3]);
+        }
+      }
+      __syncwarp();
+      if (lane == 0) {
+        ptx::mbarrier_arrive(bars + 8 * (kStages + s));
+      }
+    }
+    it += chunks;
+    if (stream_only == 0) {
+      finish_pass<kStage, kN, kThreads>(acc, args, pass, rows, tile0 + wg, group, amax);
+    }
+  }
+}
+
+}  // namespace gcmoe::kernels::mxfp4_wgmma
