@@ -313,8 +313,9 @@ Status run(Options const& options) {
          "mxfp4_expert_wgmma v4.2 (e2m1 decoded in registers to e4m3 by masks and shifts, no "
          "lookup table; register-A WGMMA m64nNk32 per k-step into two accumulators in turn, each "
          "folded with its e8m0 scale in f32; swap-AB, bulk-copy mbarrier pipeline; weight and x "
-         "parts of a stage on barriers of their own, released after the MMA; v4.2: pass width "
-         "by the rows hint, kernels/moe/expert_pass_policy.h)"},
+         "parts of a stage on barriers of their own, released after the MMA; pass width by the "
+         "rows hint, kernels/moe/expert_pass_policy.h; v5: hints above 20 in the producer-less "
+         "kernel at 32 rows per pass)"},
         {"mxfp4_wide32",
          "v5's producer-less kernel forced at 32-row passes (ceil(hint / 32) side by side)"},
         {"mxfp4_wide64",
