@@ -69,73 +69,59 @@ constexpr auto wide_kernel_for() {
                                         C::kLag>;
 }
 
-template <ExpertGemmStage kStage, int kN>
-constexpr std::size_t wide_smem_bytes() {
-  using C = WideConfig<kStage, kN>;
-  return static_cast<std::size_t>(C::kStages) * (stage_bytes<C::kWgs, kN>() + kN * sizeof(float)) +
-         1024;
-}
-
-template <ExpertGemmStage kStage, int kN>
-cudaError_t raise_wide_smem_limit() {
-  static_assert(wide_smem_bytes<kStage, kN>() <= 227 * 1024);
-  static_assert((wide_smem_bytes<kStage, kN>() + 1024 + 512) * WideConfig<kStage, kN>::kMinBlocks <=
-                228 * 1024);
-  return cudaFuncSetAttribute(wide_kernel_for<kStage, kN>(),
-                              cudaFuncAttributeMaxDynamicSharedMemorySize,
-                              static_cast<int>(wide_smem_bytes<kStage, kN>()));
-}
-
-template <ExpertGemmStage kStage, int kN>
-void launch_wide(Fp8ExpertGemmArgs const& args, Mxfp4WgmmaTuning const& tuning, int passes,
-                 cudaStream_t stream) {
-  constexpr int kWgs = WideConfig<kStage, kN>::kWgs;
-  int const tiles64 = args.tiles * 16 / kMxTileRows;
-  dim3 const grid(static_cast<unsigned>(tiles64 / kWgs * passes),
-                  static_cast<unsigned>(args.max_active));
-  static_cast<void>(hopper::launch_with_pdl(
-      wide_kernel_for<kStage, kN>(), grid, dim3(kWgs * 128), wide_smem_bytes<kStage, kN>(), stream,
-      args.overlap_previous, args, passes, tuning.stream_only ? 1 : 0));
-}
-
-template <ExpertGemmStage kStage, int kN>
+// A configuration C's dynamic shared memory at kN rows per pass: its stages and their activation
+// scales, plus 1024 bytes for the alignment.
+template <typename C, int kN>
 constexpr std::size_t smem_bytes() {
-  using C = Config<kStage, kN>;
   return static_cast<std::size_t>(C::kStages) * (stage_bytes<C::kWgs, kN>() + kN * sizeof(float)) +
          1024;
 }
 
-template <ExpertGemmStage kStage, int kN>
-cudaError_t raise_smem_limit() {
+template <typename C, int kN, typename Kernel>
+cudaError_t raise_smem_limit(Kernel kernel) {
   // Per SM: 228 KB, each CTA's dynamic + static shared memory (< 512 B) + 1 KB reserved; per
   // CTA at most 227 KB.
-  static_assert(smem_bytes<kStage, kN>() <= 227 * 1024);
-  static_assert((smem_bytes<kStage, kN>() + 1024 + 512) * Config<kStage, kN>::kMinBlocks <=
-                228 * 1024);
-  for (auto const kernel : {kernel_for<kStage, kN, true>(), kernel_for<kStage, kN, false>()}) {
-    cudaError_t const e = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                               static_cast<int>(smem_bytes<kStage, kN>()));
-    if (e != cudaSuccess) {
-      return e;
-    }
-  }
-  return cudaSuccess;
+  static_assert(smem_bytes<C, kN>() <= 227 * 1024);
+  static_assert((smem_bytes<C, kN>() + 1024 + 512) * C::kMinBlocks <= 228 * 1024);
+  return cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                              static_cast<int>(smem_bytes<C, kN>()));
+}
+
+template <ExpertGemmStage kStage, int kN>
+cudaError_t raise_smem_limits() {
+  using C = Config<kStage, kN>;
+  cudaError_t const e = raise_smem_limit<C, kN>(kernel_for<kStage, kN, true>());
+  return e != cudaSuccess ? e : raise_smem_limit<C, kN>(kernel_for<kStage, kN, false>());
+}
+
+// One launch of configuration C's kernel over the tile groups (x: tile groups times passes side
+// by side, y: the active list's slots); errors surface through GCMOE_CHECK_LAUNCH after it
+// (cudaGetLastError).
+template <typename C, int kN, typename Kernel>
+void launch_config(Kernel kernel, int threads, Fp8ExpertGemmArgs const& args,
+                   Mxfp4WgmmaTuning const& tuning, int passes, cudaStream_t stream) {
+  int const tiles64 = args.tiles * 16 / kMxTileRows;
+  dim3 const grid(static_cast<unsigned>(tiles64 / C::kWgs * passes),
+                  static_cast<unsigned>(args.max_active));
+  static_cast<void>(hopper::launch_with_pdl(kernel, grid, dim3(threads), smem_bytes<C, kN>(),
+                                            stream, args.overlap_previous, args, passes,
+                                            tuning.stream_only ? 1 : 0));
 }
 
 template <ExpertGemmStage kStage, int kN>
 void launch(Fp8ExpertGemmArgs const& args, Mxfp4WgmmaTuning const& tuning, int passes,
             cudaStream_t stream) {
-  constexpr int kWgs = Config<kStage, kN>::kWgs;
-  int const tiles64 = args.tiles * 16 / kMxTileRows;
-  dim3 const grid(static_cast<unsigned>(tiles64 / kWgs * passes),
-                  static_cast<unsigned>(args.max_active));
-  auto const kernel =
-      tuning.early_release ? kernel_for<kStage, kN, true>() : kernel_for<kStage, kN, false>();
-  int const stream_only = tuning.stream_only ? 1 : 0;
-  // Errors surface through GCMOE_CHECK_LAUNCH after the launch (cudaGetLastError).
-  static_cast<void>(hopper::launch_with_pdl(kernel, grid, dim3((kWgs * 4 + 1) * 32),
-                                            smem_bytes<kStage, kN>(), stream, args.overlap_previous,
-                                            args, passes, stream_only));
+  using C = Config<kStage, kN>;
+  launch_config<C, kN>(
+      tuning.early_release ? kernel_for<kStage, kN, true>() : kernel_for<kStage, kN, false>(),
+      (C::kWgs * 4 + 1) * 32, args, tuning, passes, stream);
+}
+
+template <ExpertGemmStage kStage, int kN>
+void launch_wide(Fp8ExpertGemmArgs const& args, Mxfp4WgmmaTuning const& tuning, int passes,
+                 cudaStream_t stream) {
+  using C = WideConfig<kStage, kN>;
+  launch_config<C, kN>(wide_kernel_for<kStage, kN>(), C::kWgs * 128, args, tuning, passes, stream);
 }
 
 // The pass width and the passes side by side: expert_pass_policy.h, kMxfp4PassBands.
@@ -167,16 +153,20 @@ void launch_for_rows(Fp8ExpertGemmArgs const& args, Mxfp4WgmmaTuning const& tuni
 }  // namespace
 
 Status preload_mxfp4_expert_wgmma() {
-  GCMOE_CHECK_CUDA((raise_smem_limit<ExpertGemmStage::kGateUp, 8>()));
-  GCMOE_CHECK_CUDA((raise_smem_limit<ExpertGemmStage::kGateUp, 16>()));
-  GCMOE_CHECK_CUDA((raise_smem_limit<ExpertGemmStage::kDown, 16>()));
-  GCMOE_CHECK_CUDA((raise_smem_limit<ExpertGemmStage::kGateUp, 32>()));
-  GCMOE_CHECK_CUDA((raise_smem_limit<ExpertGemmStage::kDown, 8>()));
-  GCMOE_CHECK_CUDA((raise_smem_limit<ExpertGemmStage::kDown, 32>()));
-  GCMOE_CHECK_CUDA((raise_wide_smem_limit<ExpertGemmStage::kGateUp, 32>()));
-  GCMOE_CHECK_CUDA((raise_wide_smem_limit<ExpertGemmStage::kGateUp, 64>()));
-  GCMOE_CHECK_CUDA((raise_wide_smem_limit<ExpertGemmStage::kDown, 32>()));
-  GCMOE_CHECK_CUDA((raise_wide_smem_limit<ExpertGemmStage::kDown, 64>()));
+  GCMOE_CHECK_CUDA((raise_smem_limits<ExpertGemmStage::kGateUp, 8>()));
+  GCMOE_CHECK_CUDA((raise_smem_limits<ExpertGemmStage::kGateUp, 16>()));
+  GCMOE_CHECK_CUDA((raise_smem_limits<ExpertGemmStage::kGateUp, 32>()));
+  GCMOE_CHECK_CUDA((raise_smem_limits<ExpertGemmStage::kDown, 8>()));
+  GCMOE_CHECK_CUDA((raise_smem_limits<ExpertGemmStage::kDown, 16>()));
+  GCMOE_CHECK_CUDA((raise_smem_limits<ExpertGemmStage::kDown, 32>()));
+  GCMOE_CHECK_CUDA((raise_smem_limit<WideConfig<ExpertGemmStage::kGateUp, 32>, 32>(
+      wide_kernel_for<ExpertGemmStage::kGateUp, 32>())));
+  GCMOE_CHECK_CUDA((raise_smem_limit<WideConfig<ExpertGemmStage::kGateUp, 64>, 64>(
+      wide_kernel_for<ExpertGemmStage::kGateUp, 64>())));
+  GCMOE_CHECK_CUDA((raise_smem_limit<WideConfig<ExpertGemmStage::kDown, 32>, 32>(
+      wide_kernel_for<ExpertGemmStage::kDown, 32>())));
+  GCMOE_CHECK_CUDA((raise_smem_limit<WideConfig<ExpertGemmStage::kDown, 64>, 64>(
+      wide_kernel_for<ExpertGemmStage::kDown, 64>())));
   return Status();
 }
 

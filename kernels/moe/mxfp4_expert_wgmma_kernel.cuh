@@ -5,6 +5,7 @@
 
 #include "kernels/hopper/ptx.cuh"
 #include "kernels/hopper/wgmma_register_a.cuh"
+#include "kernels/moe/expert_cta_prologue.cuh"
 #include "kernels/moe/expert_pass_epilogue.cuh"
 #include "kernels/moe/expert_rows_ready.cuh"
 #include "kernels/moe/fp8_expert_gemm.h"
@@ -61,13 +62,13 @@ __global__ void __launch_bounds__((kWgs * 4 + 1) * 32, kMinBlocks)
   if (args.allow_overlap_next) {
     ptx::launch_dependents();
   }
-  int const slot = static_cast<int>(blockIdx.y);
-  if (slot >= *args.num_active) {
+  ExpertSlot slot;
+  if (!active_expert_slot(args, slot)) {
     return;
   }
-  int const expert = args.active_experts[slot];
-  int const row_begin = args.expert_offsets[expert];
-  int const row_end = args.expert_offsets[expert + 1];
+  int const expert = slot.expert;
+  int const row_begin = slot.row_begin;
+  int const row_end = slot.row_end;
   int const chunks = args.chunks;
   std::int64_t const k_total = static_cast<std::int64_t>(chunks) * kMxChunkK;
   int const warp = static_cast<int>(threadIdx.x) / 32;
@@ -75,9 +76,7 @@ __global__ void __launch_bounds__((kWgs * 4 + 1) * 32, kMinBlocks)
 
   // Dynamic shared memory: kStages stages from the first 1024-byte boundary, then the stages'
   // activation scales [kStages][kN].
-  std::uint32_t const align_pad =
-      ((ptx::smem_address(smem_raw) + 1023u) & ~1023u) - ptx::smem_address(smem_raw);
-  unsigned char* const stages = smem_raw + align_pad;
+  unsigned char* const stages = aligned_stages(smem_raw);
   std::uint32_t const smem_base = ptx::smem_address(stages);
   float* const x_scale_stages = reinterpret_cast<float*>(stages + kStages * kStageBytes);
   if (threadIdx.x == 0) {

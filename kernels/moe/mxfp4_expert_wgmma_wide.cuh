@@ -24,6 +24,7 @@
 
 #include "kernels/hopper/ptx.cuh"
 #include "kernels/hopper/wgmma_register_a.cuh"
+#include "kernels/moe/expert_cta_prologue.cuh"
 #include "kernels/moe/expert_pass_epilogue.cuh"
 #include "kernels/moe/expert_rows_ready.cuh"
 #include "kernels/moe/fp8_expert_gemm.h"
@@ -68,22 +69,20 @@ __global__ void __launch_bounds__(kWgs * 128, kMinBlocks)
   if (args.allow_overlap_next) {
     ptx::launch_dependents();
   }
-  int const slot = static_cast<int>(blockIdx.y);
-  if (slot >= *args.num_active) {
+  ExpertSlot slot;
+  if (!active_expert_slot(args, slot)) {
     return;
   }
-  int const expert = args.active_experts[slot];
-  int const row_begin = args.expert_offsets[expert];
-  int const row_end = args.expert_offsets[expert + 1];
+  int const expert = slot.expert;
+  int const row_begin = slot.row_begin;
+  int const row_end = slot.row_end;
   int const chunks = args.chunks;
   std::int64_t const k_total = static_cast<std::int64_t>(chunks) * kMxChunkK;
   int const tid = static_cast<int>(threadIdx.x);
   int const warp = tid / 32;
   int const lane = tid % 32;
 
-  std::uint32_t const align_pad =
-      ((ptx::smem_address(smem_raw) + 1023u) & ~1023u) - ptx::smem_address(smem_raw);
-  unsigned char* const stages = smem_raw + align_pad;
+  unsigned char* const stages = aligned_stages(smem_raw);
   std::uint32_t const smem_base = ptx::smem_address(stages);
   float* const x_scale_stages = reinterpret_cast<float*>(stages + kStages * kStageBytes);
   // full[s] at bars + 8 s, empty[s] at bars + 8 (kStages + s).
