@@ -56,13 +56,10 @@ inline constexpr bool kWideKernel = kN >= 64;
 // columns (the 2 KB weight fragment is read from shared memory once per k-step, not once per
 // 64-column half), trimmed to the rows present in steps of 8; the 128-row pass keeps v2.6's
 // halves one after the other (one 128-column chunk accumulator would take 64 registers).
-// v2.8: the 96-row passes refill their stages while the chunk's WGMMAs run (one WGMMA per k-step
-// only; the 64-row passes stream at the HBM rate already, the 128-row ones run halves).
 template <int kN>
 struct WideKnobs {
   static constexpr bool kSingle = kN <= 96;
   static constexpr int kStep = kSingle ? 8 : 16;
-  static constexpr bool kRefillUnderMma = kN == 96;
 };
 
 template <ExpertGemmStage kStage, int kN>
@@ -71,7 +68,7 @@ constexpr auto kernel_for() {
   using K = WideKnobs<kN>;
   if constexpr (kWideKernel<kN>) {
     return fp8_expert_wgmma_wide_kernel<kStage, C::kWgs, kN, C::kStages, C::kMinBlocks,
-                                        kWideLag<kStage>, K::kStep, K::kSingle, K::kRefillUnderMma>;
+                                        kWideLag<kStage>, K::kStep, K::kSingle>;
   } else {
     return fp8_expert_wgmma_kernel<kStage, C::kWgs, kN, C::kStages, C::kMinBlocks>;
   }

@@ -114,21 +114,16 @@ inline constexpr bool kParallelHalves = kW1 > 0 && kN <= 96;
 // of at most 32 registers at 128), so up to 128 rows read each weight tile from shared memory
 // once per half but from L2/HBM once. `it` counts the CTA's stages across passes. before_chunk(c,
 // it) runs before the warp waits for chunk c, the CTA's stage use `it` (the wide kernel refills a
-// stage there) — or, with kUnderMma (one WGMMA per k-step only), once chunk c's WGMMAs are issued,
-// while the tensor core runs them (v2.8).
-template <int kN, int kW0, int kW1, int kWgs, int kStages, bool kUnderMma = false,
-          typename BeforeChunk>
+// stage there).
+template <int kN, int kW0, int kW1, int kWgs, int kStages, typename BeforeChunk>
 __device__ __forceinline__ void consume_pass(float (&acc)[kN / 2], int& it, PassView const& v,
                                              BeforeChunk const& before_chunk) {
   static_assert(kW0 + kW1 <= kN && (kW1 == 0 || kW0 == kHalfRows));
-  static_assert(!kUnderMma || kW1 == 0, "under the WGMMAs: one WGMMA per k-step only");
   constexpr int kStageBytes = stage_bytes<kWgs, kN>();
   constexpr int kScaleFloats = kN + 2 * kWgs;
   int const t = v.lane % 4;
   for (int c = 0; c < v.chunks; ++c, ++it) {
-    if constexpr (!kUnderMma) {
-      before_chunk(c, it);
-    }
+    before_chunk(c, it);
     int const s = it % kStages;
     std::uint32_t const round = static_cast<std::uint32_t>(it / kStages);
     ptx::mbarrier_wait(v.full0 + 8u * static_cast<std::uint32_t>(s), round & 1u);
@@ -136,23 +131,6 @@ __device__ __forceinline__ void consume_pass(float (&acc)[kN / 2], int& it, Pass
     std::uint32_t const stage = v.smem_base + static_cast<std::uint32_t>(s * kStageBytes);
     std::uint32_t const a_base = stage + v.wg * kWgmmaChunkBytes;
     std::uint32_t const b_base = stage + kWgs * kWgmmaChunkBytes;
-    if constexpr (kUnderMma) {
-      // The stage's scales are addressed and read after the refill (not held through it:
-      // registers).
-      float part[kW0 / 2];
-      ptx::wgmma_fence();
-      mma_half<kW0, 0>(part, a_base, b_base);
-      before_chunk(c, it);
-      float const* const stage_scales = v.scale_stages + s * kScaleFloats;
-      float2 const ws = *reinterpret_cast<float2 const*>(stage_scales + kN + 2 * v.wg);
-      ptx::wgmma_wait<0>();
-      fold_half<kW0, 0, kN>(acc, part, stage_scales, ws, t);
-      __syncwarp();
-      if (v.lane == 0) {
-        ptx::mbarrier_arrive(v.empty0 + 8u * static_cast<std::uint32_t>(s));
-      }
-      continue;
-    }
     float const* const stage_scales = v.scale_stages + s * kScaleFloats;
     float2 const ws = *reinterpret_cast<float2 const*>(stage_scales + kN + 2 * v.wg);
     if constexpr (kParallelHalves<kN, kW1>) {
@@ -180,18 +158,17 @@ __device__ __forceinline__ void consume_pass(float (&acc)[kN / 2], int& it, Pass
 
 // The single-WGMMA chunk loop for a pass whose columns round up to `width` (a multiple of kStep):
 // instantiations kW = kStep, 2·kStep, ... kN, the first one wide enough taken.
-template <int kN, int kW, int kStep, int kWgs, int kStages, bool kUnderMma, typename BeforeChunk>
+template <int kN, int kW, int kStep, int kWgs, int kStages, typename BeforeChunk>
 __device__ __forceinline__ void consume_pass_width(float (&acc)[kN / 2], int& it, int width,
                                                    PassView const& v,
                                                    BeforeChunk const& before_chunk) {
   if constexpr (kW >= kN) {
-    consume_pass<kN, kN, 0, kWgs, kStages, kUnderMma>(acc, it, v, before_chunk);
+    consume_pass<kN, kN, 0, kWgs, kStages>(acc, it, v, before_chunk);
   } else {
     if (width <= kW) {
-      consume_pass<kN, kW, 0, kWgs, kStages, kUnderMma>(acc, it, v, before_chunk);
+      consume_pass<kN, kW, 0, kWgs, kStages>(acc, it, v, before_chunk);
     } else {
-      consume_pass_width<kN, kW + kStep, kStep, kWgs, kStages, kUnderMma>(acc, it, width, v,
-                                                                          before_chunk);
+      consume_pass_width<kN, kW + kStep, kStep, kWgs, kStages>(acc, it, width, v, before_chunk);
     }
   }
 }
@@ -203,7 +180,7 @@ __device__ __forceinline__ void consume_pass_width(float (&acc)[kN / 2], int& it
 // memory once per k-step); otherwise two 64-row halves (v2.6). The branch is taken once per pass,
 // around the whole loop (a WGMMA behind a per-chunk branch would be serialized by ptxas, C7520).
 template <int kN, int kWgs, int kStages, int kStep = kWidthStep, bool kSingle = false,
-          bool kUnderMma = false, typename BeforeChunk>
+          typename BeforeChunk>
 __device__ __forceinline__ void consume_pass_trimmed(float (&acc)[kN / 2], int& it, int rows,
                                                      PassView const& v,
                                                      BeforeChunk const& before_chunk) {
@@ -212,7 +189,7 @@ __device__ __forceinline__ void consume_pass_trimmed(float (&acc)[kN / 2], int& 
     consume_pass<kN, kN, 0, kWgs, kStages>(acc, it, v, before_chunk);
   } else if constexpr (kN == kHalfRows || (kSingle && kN <= 96)) {
     int const width = (rows + kStep - 1) / kStep * kStep;  // kStep..kN
-    consume_pass_width<kN, kStep, kStep, kWgs, kStages, kUnderMma>(acc, it, width, v, before_chunk);
+    consume_pass_width<kN, kStep, kStep, kWgs, kStages>(acc, it, width, v, before_chunk);
   } else {
     static_assert(kN == 96 || kN == 2 * kHalfRows);
     static_assert(kStep == kWidthStep, "the halves are trimmed in steps of 16");

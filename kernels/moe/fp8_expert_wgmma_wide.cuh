@@ -17,11 +17,6 @@
 //
 // v2.7: kStep, the WGMMA width step of the trimmed passes (8 or 16); kSingle, one WGMMA per
 // k-step over all of a 96-row pass's columns instead of two 64-row halves.
-//
-// v2.8: kRefillUnderMma, each warp's share of the refill issued after its chunk's WGMMAs and
-// before it waits for them, instead of before it waits for the chunk (bench/NOTES.md v2.8: a
-// chunk's time followed each warp's serial chain — refill, wait, WGMMAs, fold — so the refill's
-// ~150 instructions now run while the tensor core does). Single-WGMMA passes only.
 
 #include "kernels/hopper/ptx.cuh"
 #include "kernels/moe/expert_rows_ready.cuh"
@@ -32,7 +27,7 @@
 namespace gcmoe::kernels::fp8_wgmma {
 
 template <ExpertGemmStage kStage, int kWgs, int kN, int kStages, int kMinBlocks, int kLag,
-          int kStep, bool kSingle, bool kRefillUnderMma = false>
+          int kStep, bool kSingle>
 __global__ void __launch_bounds__(kWgs * 128, kMinBlocks)
     fp8_expert_wgmma_wide_kernel(Fp8ExpertGemmArgs args, int passes) {
   static_assert(kN == kHalfRows || kN == 96 || kN == 2 * kHalfRows);
@@ -91,23 +86,11 @@ __global__ void __launch_bounds__(kWgs * 128, kMinBlocks)
   std::int64_t const tile0 = static_cast<std::int64_t>(group) * kWgs;
   // The CTA's tiles and (threads < kWgs) one tile's scale pairs; few registers live across the
   // chunk loop beside the 96 of the sums and the chunk accumulator.
-  std::uint8_t const* const weights_held =
+  std::uint8_t const* const weights =
       args.weights + expert * args.weight_stride + tile0 * chunks * kWgmmaChunkBytes;
-  float const* const weight_scales_held =
+  float const* const weight_scales =
       args.weight_scales + expert * args.scale_stride +
       (tile0 + min(tid, kWgs - 1)) * chunks * kWgmmaScalesPerTileChunk;
-  // With the refill under the WGMMAs (whose 48 accumulator registers are then live beside the 48
-  // of the sum) the threads that use them read these from shared memory instead of holding them
-  // (ptxas spilled 12-16 bytes at 128 registers otherwise).
-  __shared__ std::uint8_t const* shared_weights;
-  __shared__ float const* shared_weight_scales[kWgs];
-  if constexpr (kRefillUnderMma) {
-    if (tid < kWgs) {
-      shared_weights = weights_held;
-      shared_weight_scales[tid] = weight_scales_held;
-    }
-    __syncthreads();
-  }
   int const epoch = ready_epoch(args);
   int const wg = warp / 4;
   PassView const view{.full0 = ptx::smem_address(&full[0]),
@@ -144,7 +127,6 @@ __global__ void __launch_bounds__(kWgs * 128, kMinBlocks)
     // the stage to be free, thread 0 issues the weight copies), then this thread's x units and
     // scales, with its arrival once the copies it issued have landed. `use` counts the CTA's
     // stage uses (chunk c's: the uses before the pass + c).
-    auto const weights_at = [&]() { return kRefillUnderMma ? shared_weights : weights_held; };
     auto const fill = [&](int c, int use, bool weights_only) {
       int const s = use % kStages;
       std::uint32_t const full_bar = ptx::smem_address(&full[s]);
@@ -159,7 +141,7 @@ __global__ void __launch_bounds__(kWgs * 128, kMinBlocks)
 #pragma unroll
           for (int w = 0; w < kWgs; ++w) {
             ptx::bulk_copy_g2s(stage + w * kWgmmaChunkBytes,
-                               weights_at() + (w * chunks + c) * kWgmmaChunkBytes, kWgmmaChunkBytes,
+                               weights + (w * chunks + c) * kWgmmaChunkBytes, kWgmmaChunkBytes,
                                full_bar);
           }
         }
@@ -174,9 +156,7 @@ __global__ void __launch_bounds__(kWgs * 128, kMinBlocks)
           // Absent rows inside the width are zero-filled (src not read; any valid address).
           bool const row_present = r < rows;
           ptx::copy_16_zfill(x_stage + unit_dst + i * kRowStep * kChunkK,
-                             row_present       ? unit_src + i * unit_stride + k_offset
-                             : kRefillUnderMma ? args.x
-                                               : weights_held,
+                             row_present ? unit_src + i * unit_stride + k_offset : weights,
                              row_present ? 16u : 0u);
         }
       }
@@ -196,8 +176,7 @@ __global__ void __launch_bounds__(kWgs * 128, kMinBlocks)
       }
       if (tid < kWgs) {
         ptx::copy_8(ptx::smem_address(stage_scales + kN + 2 * tid),
-                    (kRefillUnderMma ? shared_weight_scales[tid] : weight_scales_held) +
-                        c * kWgmmaScalesPerTileChunk);
+                    weight_scales + c * kWgmmaScalesPerTileChunk);
       }
       ptx::cp_async_arrive_noinc(full_bar);
     };
@@ -234,8 +213,7 @@ __global__ void __launch_bounds__(kWgs * 128, kMinBlocks)
     for (int i = 0; i < kN / 2; ++i) {
       acc[i] = 0.0f;
     }
-    consume_pass_trimmed<kN, kWgs, kStages, kStep, kSingle, kRefillUnderMma>(acc, it, rows, view,
-                                                                             refill);
+    consume_pass_trimmed<kN, kWgs, kStages, kStep, kSingle>(acc, it, rows, view, refill);
     finish_pass<kStage, kN, kThreads>(acc, args, pass, rows, tile0 + wg, group, amax);
   }
 }
