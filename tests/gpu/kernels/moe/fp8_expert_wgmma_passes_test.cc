@@ -141,6 +141,24 @@ TEST_CASE("fp8 expert FFN (WGMMA): 96- and 128-row passes looping inside the CTA
   CHECK(run_case(c) < kBound);
 }
 
+// v2.8: in the 96-row passes each warp refills its share of a stage while its WGMMAs run. At H 6144
+// (48 L1 chunks on 5 stages, 8 L2 chunks on 3) every stage is refilled many times and the barrier
+// phases wrap; the small shapes above refill at most once. Widths 24 and 80 of the 96-row pass
+// (hint 96), and 96 + 50 rows looping in one CTA (hint 90 with 146 rows).
+TEST_CASE("fp8 expert FFN (WGMMA): 96-row passes over many chunks (H 6144)") {
+  Case c;
+  c.kernel = Kernel::kWgmma;
+  c.hidden = 6144;
+  c.inter = 1024;
+  c.experts = 2;
+  c.expert_rows = GENERATE(std::vector<int>{23, 77}, std::vector<int>{146, 5});
+  c.tokens = c.expert_rows[0] == 146 ? 146 : 77;
+  c.rows_hint = c.expert_rows[0] == 146 ? 90 : 96;
+  c.deepseek_semantics = c.expert_rows[0] == 146;
+  c.seed = 89 + static_cast<std::uint64_t>(c.expert_rows[0]);
+  CHECK(run_case(c) < kBound);
+}
+
 TEST_CASE("fp8 expert FFN (WGMMA) waits on the token ring's readiness counters") {
   Case c;
   c.kernel = Kernel::kWgmma;
