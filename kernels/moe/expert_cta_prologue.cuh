@@ -29,10 +29,11 @@ __device__ __forceinline__ bool active_expert_slot(Fp8ExpertGemmArgs const& args
   return true;
 }
 
-// The first 1024-byte boundary in dynamic shared memory (launches reserve 1024 bytes for it).
-__device__ __forceinline__ unsigned char* aligned_stages(unsigned char* smem_raw) {
+// Bytes from the start of dynamic shared memory to its first 1024-byte boundary (launches reserve
+// 1024 bytes for it).
+__device__ __forceinline__ std::uint32_t stage_alignment_pad(unsigned char const* smem_raw) {
   std::uint32_t const address = hopper::smem_address(smem_raw);
-  return smem_raw + (((address + 1023u) & ~1023u) - address);
+  return ((address + 1023u) & ~1023u) - address;
 }
 
 }  // namespace gcmoe::kernels

@@ -32,7 +32,7 @@ __global__ void __launch_bounds__((kWgs * 4 + 1) * 32, kMinBlocks)
   if (args.allow_overlap_next) {
     ptx::launch_dependents();
   }
-  SlotRows slot;
+  ExpertSlot slot;
   if (!slot_rows(args, slot)) {
     return;
   }
@@ -46,8 +46,7 @@ __global__ void __launch_bounds__((kWgs * 4 + 1) * 32, kMinBlocks)
 
   // Dynamic shared memory: kStages stages (weights, x rows) from the first 1024-byte boundary,
   // then the stages' scales [kStages][kScaleFloats].
-  std::uint32_t const align_pad =
-      ((ptx::smem_address(smem_raw) + 1023u) & ~1023u) - ptx::smem_address(smem_raw);
+  std::uint32_t const align_pad = stage_alignment_pad(smem_raw);
   std::uint32_t const smem_base = ptx::smem_address(smem_raw) + align_pad;
   constexpr int kScaleFloats = kN + 2 * kWgs;  // per stage: x rows', then the tiles' weight pairs
   float* const scale_stages =

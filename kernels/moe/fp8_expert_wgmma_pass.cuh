@@ -7,6 +7,7 @@
 
 #include "kernels/hopper/ptx.cuh"
 #include "kernels/hopper/wgmma_fp8_n.cuh"
+#include "kernels/moe/expert_cta_prologue.cuh"
 #include "kernels/moe/expert_pass_epilogue.cuh"
 #include "kernels/moe/fp8_expert_gemm.h"
 #include "kernels/moe/fp8_expert_wgmma_layout.h"
@@ -24,21 +25,10 @@ inline constexpr int kWidthStep = 16;
 
 // The expert whose rows this CTA's slot (blockIdx.y) covers, or the fixed expert, and its rows
 // [row_begin, row_end); false when the slot has no expert in this launch (the CTA exits).
-struct SlotRows {
-  int expert = 0;
-  int row_begin = 0;
-  int row_end = 0;
-};
-__device__ __forceinline__ bool slot_rows(Fp8ExpertGemmArgs const& args, SlotRows& out) {
+__device__ __forceinline__ bool slot_rows(Fp8ExpertGemmArgs const& args, ExpertSlot& out) {
   out = {args.fixed_expert, 0, args.fixed_rows};
   if (out.expert < 0) {
-    int const slot = static_cast<int>(blockIdx.y);
-    if (slot >= *args.num_active) {
-      return false;
-    }
-    out.expert = args.active_experts[slot];
-    out.row_begin = args.expert_offsets[out.expert];
-    out.row_end = args.expert_offsets[out.expert + 1];
+    return active_expert_slot(args, out);
   }
   return true;
 }

@@ -50,7 +50,7 @@ __global__ void __launch_bounds__(kWgs * 128, kMinBlocks)
   if (args.allow_overlap_next) {
     ptx::launch_dependents();
   }
-  SlotRows slot;
+  ExpertSlot slot;
   if (!slot_rows(args, slot)) {
     return;
   }
@@ -63,8 +63,7 @@ __global__ void __launch_bounds__(kWgs * 128, kMinBlocks)
   int const warp = tid / 32;
   int const lane = tid % 32;
 
-  std::uint32_t const align_pad =
-      ((ptx::smem_address(smem_raw) + 1023u) & ~1023u) - ptx::smem_address(smem_raw);
+  std::uint32_t const align_pad = stage_alignment_pad(smem_raw);
   std::uint32_t const smem_base = ptx::smem_address(smem_raw) + align_pad;
   float* const scale_stages =
       reinterpret_cast<float*>(smem_raw + align_pad + kStages * kStageBytes);

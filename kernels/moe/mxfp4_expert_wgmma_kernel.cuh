@@ -76,7 +76,7 @@ __global__ void __launch_bounds__((kWgs * 4 + 1) * 32, kMinBlocks)
 
   // Dynamic shared memory: kStages stages from the first 1024-byte boundary, then the stages'
   // activation scales [kStages][kN].
-  unsigned char* const stages = aligned_stages(smem_raw);
+  unsigned char* const stages = smem_raw + stage_alignment_pad(smem_raw);
   std::uint32_t const smem_base = ptx::smem_address(stages);
   float* const x_scale_stages = reinterpret_cast<float*>(stages + kStages * kStageBytes);
   if (threadIdx.x == 0) {

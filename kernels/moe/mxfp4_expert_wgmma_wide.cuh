@@ -82,7 +82,7 @@ __global__ void __launch_bounds__(kWgs * 128, kMinBlocks)
   int const warp = tid / 32;
   int const lane = tid % 32;
 
-  unsigned char* const stages = aligned_stages(smem_raw);
+  unsigned char* const stages = smem_raw + stage_alignment_pad(smem_raw);
   std::uint32_t const smem_base = ptx::smem_address(stages);
   float* const x_scale_stages = reinterpret_cast<float*>(stages + kStages * kStageBytes);
   // full[s] at bars + 8 s, empty[s] at bars + 8 (kStages + s).
