@@ -24,6 +24,10 @@ using fp8_wgmma::stage_bytes;
 // Measured slower (bench/NOTES.md, v2.4): an L2 prefetch of the next 4 or 8 chunks, 4-warpgroup
 // L2 CTAs at one per SM, and one 128-row L2 pass (N=128 in one WGMMA, 160 registers) at one CTA
 // per SM.
+// Feed warps of the 8-32-row kernel: one issues the weight tiles, one the x rows and scales
+// (one warp issuing both measured 0-4% slower; bench/NOTES.md "FP8 expert FFN" v2.9).
+inline constexpr int kFp8FeedWarps = 2;
+
 template <ExpertGemmStage kStage, int kN>
 struct Config;
 template <int kN>
@@ -70,7 +74,7 @@ constexpr auto kernel_for() {
     return fp8_expert_wgmma_wide_kernel<kStage, C::kWgs, kN, C::kStages, C::kMinBlocks,
                                         kWideLag<kStage>, K::kStep, K::kSingle>;
   } else {
-    return fp8_expert_wgmma_kernel<kStage, C::kWgs, kN, C::kStages, C::kMinBlocks>;
+    return fp8_expert_wgmma_kernel<kStage, C::kWgs, kN, C::kStages, C::kMinBlocks, kFp8FeedWarps>;
   }
 }
 
@@ -95,7 +99,7 @@ cudaError_t launch(Fp8ExpertGemmArgs const& args, int passes, cudaStream_t strea
   int const tiles64 = args.tiles * kTileRows / kWgmmaTileRows;
   dim3 const grid(static_cast<unsigned>(tiles64 / kWgs * passes),
                   static_cast<unsigned>(args.max_active));
-  dim3 const block(kWideKernel<kN> ? kWgs * 128 : (kWgs * 4 + 1) * 32);
+  dim3 const block(kWideKernel<kN> ? kWgs * 128 : (kWgs * 4 + kFp8FeedWarps) * 32);
   return hopper::launch_with_pdl(kernel_for<kStage, kN>(), grid, block, smem_bytes<kStage, kN>(),
                                  stream, args.overlap_previous, args, passes);
 }

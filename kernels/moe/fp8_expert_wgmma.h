@@ -5,9 +5,9 @@
 // version 1 (fp8_expert_gemm.h: Fp8ExpertGemmArgs, one launch per projection, SwiGLU and the
 // requantization fused into L1), with the weights packed by fp8_expert_wgmma_layout.h.
 //
-// Pipeline per CTA: one producer warp streams each (tile, chunk) — 8 KB, already in WGMMA's
-// swizzled shared-memory image — with bulk copies (TMA, no tensor map) that complete on a
-// per-stage mbarrier, and the expert's x rows for that chunk with cp.async (swizzled by address,
+// Pipeline per CTA: producer warps (two: weights; x rows) stream each (tile, chunk) — 8 KB, already
+// in WGMMA's swizzled shared-memory image — with bulk copies (TMA, no tensor map) that complete on
+// a per-stage mbarrier, and the expert's x rows for that chunk with cp.async (swizzled by address,
 // rows past the expert's segment zero-filled) that arrive on the same barrier; the consumer
 // warpgroups wait on it, run four WGMMA k-steps into a chunk accumulator, release the stage, and
 // fold the chunk in with its weight scale and each token's activation scale (the 128×128 blocks

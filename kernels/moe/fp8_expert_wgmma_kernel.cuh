@@ -11,12 +11,14 @@
 
 namespace gcmoe::kernels::fp8_wgmma {
 
-// kWgs consumer warpgroups (64 weight rows each) + one producer warp. kN token rows per pass.
+// kWgs consumer warpgroups (64 weight rows each) + kFeedWarps producer warps (1: one warp issues
+// weights then x rows per chunk; 2: one warp each, each waiting for the stage's release on its
+// own). kN token rows per pass.
 // Passes of one expert's rows run as `passes` CTAs side by side (blockIdx.x = tile group ·
 // passes + pass), so a wide batch re-reads a weight tile from L2 rather than HBM; a CTA whose
 // pass starts past the expert's rows exits.
-template <ExpertGemmStage kStage, int kWgs, int kN, int kStages, int kMinBlocks>
-__global__ void __launch_bounds__((kWgs * 4 + 1) * 32, kMinBlocks)
+template <ExpertGemmStage kStage, int kWgs, int kN, int kStages, int kMinBlocks, int kFeedWarps>
+__global__ void __launch_bounds__((kWgs * 4 + kFeedWarps) * 32, kMinBlocks)
     fp8_expert_wgmma_kernel(Fp8ExpertGemmArgs args, int passes) {
   static_assert(kN % 8 == 0 && kN >= 8 && kN <= 32, "wider passes: fp8_expert_wgmma_wide.cuh");
   static_assert(kStage != ExpertGemmStage::kGateUp || kWgs * 32 == kChunkK,
@@ -68,7 +70,10 @@ __global__ void __launch_bounds__((kWgs * 4 + 1) * 32, kMinBlocks)
   std::int64_t const tile0 = static_cast<std::int64_t>(group) * kWgs;
   std::uint8_t const* const weights = args.weights + expert * args.weight_stride;
 
-  if (warp == kWgs * 4) {
+  if (warp >= kWgs * 4) {
+    static_assert(kFeedWarps == 1 || kFeedWarps == 2);
+    bool const feeds_weights = kFeedWarps == 1 || warp == kWgs * 4;
+    bool const feeds_tokens = kFeedWarps == 1 || warp == kWgs * 4 + 1;
     // Producer warp. Per pass: the first stages' weight tiles go out before the pass's token
     // rows are known to be ready (weights are static, so the HBM stream starts at once), then the
     // rows' readiness counters are acquired, then their x rows and scales follow.
@@ -96,6 +101,11 @@ __global__ void __launch_bounds__((kWgs * 4 + 1) * 32, kMinBlocks)
       auto const issue_tokens = [&](int c) {
         int const s = (it + c) % kStages;
         std::uint32_t const full_bar = ptx::smem_address(&full[s]);
+        if constexpr (kFeedWarps == 2) {
+          // The weights warp waited for the stage's release on its own.
+          ptx::mbarrier_wait(ptx::smem_address(&empty[s]),
+                             (static_cast<std::uint32_t>((it + c) / kStages) & 1u) ^ 1u);
+        }
         std::uint32_t const x_stage =
             smem_base + static_cast<std::uint32_t>(s * kStageBytes) + kWgs * kWgmmaChunkBytes;
         float* const stage_scales = scale_stages + s * kScaleFloats;
@@ -128,22 +138,30 @@ __global__ void __launch_bounds__((kWgs * 4 + 1) * 32, kMinBlocks)
         ptx::cp_async_arrive_noinc(full_bar);
       };
       int const early = min(kStages, chunks);
-      for (int c = 0; c < early; ++c) {
-        issue_weights(c);
+      if (feeds_weights) {
+        for (int c = 0; c < early; ++c) {
+          issue_weights(c);
+        }
       }
-      if (wait_prior) {
-        ptx::wait_prior_grid();  // x (L1's h) is the previous kernel's output
-        wait_prior = false;
-      }
-      if (args.ready_blocks != nullptr) {
-        wait_rows_ready(args, epoch, pass, rows, lane);
-      }
-      for (int c = 0; c < early; ++c) {
-        issue_tokens(c);
+      if (feeds_tokens) {
+        if (wait_prior) {
+          ptx::wait_prior_grid();  // x (L1's h) is the previous kernel's output
+          wait_prior = false;
+        }
+        if (args.ready_blocks != nullptr) {
+          wait_rows_ready(args, epoch, pass, rows, lane);
+        }
+        for (int c = 0; c < early; ++c) {
+          issue_tokens(c);
+        }
       }
       for (int c = early; c < chunks; ++c) {
-        issue_weights(c);
-        issue_tokens(c);
+        if (feeds_weights) {
+          issue_weights(c);
+        }
+        if (feeds_tokens) {
+          issue_tokens(c);
+        }
       }
       it += chunks;
     }

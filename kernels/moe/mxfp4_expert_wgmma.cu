@@ -17,17 +17,22 @@ using mxfp4_wgmma::stage_bytes;
 
 // L1: 4 consumer warpgroups (128 outputs, one requantization group); L2: 2 (128 rows). A stage
 // holds half the weight bytes of the FP8 kernel's, so more stages keep ~200 KB per SM in flight.
+// Two feed warps (v5.1), one for the weight images and one for the x rows: one warp issuing both
+// needed ~240 instructions per stage among 8 warps per scheduler and could not refill a stage as
+// fast as the consumers freed it (8-row passes 1.10-1.36x faster with two, bench/NOTES.md v5.1).
 template <ExpertGemmStage kStage, int kN>
 struct Config;
 template <int kN>
 struct Config<ExpertGemmStage::kGateUp, kN> {
   static constexpr int kWgs = 4;
+  static constexpr int kFeedWarps = 2;
   static constexpr int kMinBlocks = kN <= 16 ? 2 : 1;
   static constexpr int kStages = kN <= 16 ? 5 : 10;
 };
 template <int kN>
 struct Config<ExpertGemmStage::kDown, kN> {
   static constexpr int kWgs = 2;
+  static constexpr int kFeedWarps = 2;
   static constexpr int kMinBlocks = kN <= 8 ? 4 : (kN <= 16 ? 3 : 2);
   static constexpr int kStages = kN <= 8 ? 5 : (kN <= 16 ? 6 : 8);
 };
@@ -35,7 +40,8 @@ struct Config<ExpertGemmStage::kDown, kN> {
 template <ExpertGemmStage kStage, int kN, bool kEarlyRelease>
 constexpr auto kernel_for() {
   using C = Config<kStage, kN>;
-  return mxfp4_expert_wgmma_kernel<kStage, C::kWgs, kN, C::kStages, C::kMinBlocks, kEarlyRelease>;
+  return mxfp4_expert_wgmma_kernel<kStage, C::kWgs, kN, C::kStages, C::kMinBlocks, kEarlyRelease,
+                                   C::kFeedWarps>;
 }
 
 // The producer-less kernel (version 5, 32 or 64 rows per pass): L1 one 512-thread CTA per SM at
@@ -114,7 +120,7 @@ void launch(Fp8ExpertGemmArgs const& args, Mxfp4WgmmaTuning const& tuning, int p
   using C = Config<kStage, kN>;
   launch_config<C, kN>(
       tuning.early_release ? kernel_for<kStage, kN, true>() : kernel_for<kStage, kN, false>(),
-      (C::kWgs * 4 + 1) * 32, args, tuning, passes, stream);
+      (C::kWgs * 4 + C::kFeedWarps) * 32, args, tuning, passes, stream);
 }
 
 template <ExpertGemmStage kStage, int kN>

@@ -30,15 +30,17 @@ __host__ __device__ constexpr int stage_bytes() {
   return (kN * kXRowBytes + kWgs * (kMxCodeImageBytes + kScaleImageBytes) + 1023) / 1024 * 1024;
 }
 
-// kWgs consumer warpgroups (64 weight rows each) + one producer warp; kN token rows per pass;
-// `passes` CTAs of one tile group run side by side over an expert's rows (as fp8_expert_wgmma).
-// A stage's weight images and its x rows have barriers of their own (version 3): with
-// kEarlyRelease the consumers hand the weight part back as soon as they have loaded their share
-// into registers, before the decode and the MMA, so the next bulk copy into it starts a chunk's
-// compute earlier (the x rows, read by the WGMMA from shared memory, are released after it).
-// stream_only (benchmark probe): the consumers release both parts unread.
-template <ExpertGemmStage kStage, int kWgs, int kN, int kStages, int kMinBlocks, bool kEarlyRelease>
-__global__ void __launch_bounds__((kWgs * 4 + 1) * 32, kMinBlocks)
+// kWgs consumer warpgroups (64 weight rows each) + kFeedWarps producer warps (two: one for the
+// weight images, one for the x rows and scales, each waiting for its part's release); kN token rows
+// per pass; `passes` CTAs of one tile group run side by side over an expert's rows (as
+// fp8_expert_wgmma). A stage's weight images and its x rows have barriers of their own (version 3):
+// with kEarlyRelease the consumers hand the weight part back as soon as they have loaded their
+// share into registers, before the decode and the MMA, so the next bulk copy into it starts a
+// chunk's compute earlier (the x rows, read by the WGMMA from shared memory, are released after
+// it). stream_only (benchmark probe): the consumers release both parts unread.
+template <ExpertGemmStage kStage, int kWgs, int kN, int kStages, int kMinBlocks, bool kEarlyRelease,
+          int kFeedWarps>
+__global__ void __launch_bounds__((kWgs * 4 + kFeedWarps) * 32, kMinBlocks)
     mxfp4_expert_wgmma_kernel(Fp8ExpertGemmArgs args, int passes, int stream_only) {
   static_assert(kN == 8 || kN == 16 || kN == 32);
   static_assert(kStage != ExpertGemmStage::kGateUp || kWgs * 32 == kMxChunkK,
@@ -97,8 +99,13 @@ __global__ void __launch_bounds__((kWgs * 4 + 1) * 32, kMinBlocks)
   }
   std::int64_t const tile0 = static_cast<std::int64_t>(group) * kWgs;
 
-  if (warp == kWgs * 4) {
-    // Producer warp: weights first (static), then the rows' readiness, then x rows and scales.
+  if (warp >= kWgs * 4) {
+    // Producer warp(s): weights first (static), then the rows' readiness, then x rows and scales;
+    // with two feed warps the first issues the weights, the second the x rows and scales, each
+    // in its own order (the weight copies never wait for the rows' readiness).
+    static_assert(kFeedWarps == 1 || kFeedWarps == 2);
+    bool const feeds_weights = kFeedWarps == 1 || warp == kWgs * 4;
+    bool const feeds_tokens = kFeedWarps == 1 || warp == kWgs * 4 + 1;
     std::uint8_t const* const codes = args.weights + expert * args.weight_stride;
     auto const* const scales =
         reinterpret_cast<std::uint8_t const*>(args.weight_scales) + expert * args.scale_stride * 4;
@@ -151,23 +158,31 @@ __global__ void __launch_bounds__((kWgs * 4 + 1) * 32, kMinBlocks)
         ptx::cp_async_arrive_noinc(full_bar);
       };
       int const early = min(kStages, chunks);
-      for (int c = 0; c < early; ++c) {
-        issue_weights(c);
+      if (feeds_weights) {
+        for (int c = 0; c < early; ++c) {
+          issue_weights(c);
+        }
       }
-      if (wait_prior) {
-        ptx::wait_prior_grid();  // x (L1's h) is the previous kernel's output
-        wait_prior = false;
-      }
-      if (args.ready_blocks != nullptr) {
-        int const epoch = ready_epoch(args);
-        wait_rows_ready(args, epoch, pass, rows, lane);
-      }
-      for (int c = 0; c < early; ++c) {
-        issue_tokens(c);
+      if (feeds_tokens) {
+        if (wait_prior) {
+          ptx::wait_prior_grid();  // x (L1's h) is the previous kernel's output
+          wait_prior = false;
+        }
+        if (args.ready_blocks != nullptr) {
+          int const epoch = ready_epoch(args);
+          wait_rows_ready(args, epoch, pass, rows, lane);
+        }
+        for (int c = 0; c < early; ++c) {
+          issue_tokens(c);
+        }
       }
       for (int c = early; c < chunks; ++c) {
-        issue_weights(c);
-        issue_tokens(c);
+        if (feeds_weights) {
+          issue_weights(c);
+        }
+        if (feeds_tokens) {
+          issue_tokens(c);
+        }
       }
       it += chunks;
     }
