@@ -6,6 +6,7 @@
 // routings; bytes are the touched experts' packed codes and scale images; the ceiling is the best
 // memory rate measured in the same run (cudaMemcpy, SM copy, SM read-only stream).
 // Kernel options: "mxfp4" (checkpoint-like scales; the default Mxfp4WgmmaTuning),
+// "mxfp4_feed16"/"mxfp4_feed32" (the kernel with feed warps forced at 16- or 32-row passes),
 // "mxfp4_wide32" and "mxfp4_wide64" (version 5's producer-less kernel forced at 32- or 64-row
 // passes) and "stream_only" (a probe: the consumers release every stage unread, so the kernel's own
 // weight stream without decode or MMA; its outputs are not written).
@@ -54,7 +55,7 @@ struct Options {
   std::string only_scenario;
 };
 
-enum class Kernel { kMxfp4, kEarlyRelease, kWide32, kWide64, kStreamOnly };
+enum class Kernel { kMxfp4, kEarlyRelease, kNarrow16, kNarrow32, kWide32, kWide64, kStreamOnly };
 
 char const* kernel_name(Kernel kernel) {
   switch (kernel) {
@@ -62,6 +63,10 @@ char const* kernel_name(Kernel kernel) {
       return "mxfp4";
     case Kernel::kEarlyRelease:
       return "mxfp4_early_release";
+    case Kernel::kNarrow16:
+      return "mxfp4_feed16";
+    case Kernel::kNarrow32:
+      return "mxfp4_feed32";
     case Kernel::kWide32:
       return "mxfp4_wide32";
     case Kernel::kWide64:
@@ -79,6 +84,12 @@ kernels::Mxfp4WgmmaTuning tuning_for(Kernel kernel) {
       break;
     case Kernel::kEarlyRelease:
       t.early_release = true;
+      break;
+    case Kernel::kNarrow16:
+      t.pass_rows = 16;
+      break;
+    case Kernel::kNarrow32:
+      t.pass_rows = 32;
       break;
     case Kernel::kWide32:
       t.pass_rows = 32;
@@ -273,8 +284,8 @@ Status run(Options const& options) {
       GCMOE_CHECK_CUDA(cudaStreamSynchronize(stream));
       double const experts = active_sum / kRotations;
       nlohmann::json per_kernel = nlohmann::json::object();
-      for (Kernel const kernel :
-           {Kernel::kMxfp4, Kernel::kWide32, Kernel::kWide64, Kernel::kStreamOnly}) {
+      for (Kernel const kernel : {Kernel::kMxfp4, Kernel::kNarrow16, Kernel::kNarrow32,
+                                  Kernel::kWide32, Kernel::kWide64, Kernel::kStreamOnly}) {
         GCMOE_ASSIGN_OR_RETURN(double const us_all,
                                time_graph(stream, 1, options.reps, [&]() -> Status {
                                  for (Batch const& b : batches) {
@@ -316,6 +327,10 @@ Status run(Options const& options) {
          "parts of a stage on barriers of their own, released after the MMA; pass width by the "
          "rows hint, kernels/moe/expert_pass_policy.h; v5: hints above 20 in the producer-less "
          "kernel at 32 rows per pass)"},
+        {"mxfp4_feed16",
+         "the kernel with feed warps forced at 16-row passes (ceil(hint / 16) side by side)"},
+        {"mxfp4_feed32",
+         "the kernel with feed warps forced at 32-row passes (ceil(hint / 32) side by side)"},
         {"mxfp4_wide32",
          "v5's producer-less kernel forced at 32-row passes (ceil(hint / 32) side by side)"},
         {"mxfp4_wide64",
