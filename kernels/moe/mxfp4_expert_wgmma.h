@@ -26,14 +26,14 @@
 // 32-row L1 kernel 8 bytes (the expert's row end and one epilogue value, reloaded per pass).
 // Version 3's options stay: the weight and x parts of a stage are released on barriers of their
 // own (early release: an option), and a stream-only probe.
-// Version 5.1: two feed warps (weights; x rows and scales) instead of one producer warp: 1.10-1.36x
-// at every 8-row point (the one warp could not issue a stage's ~240 instructions as fast as the
-// consumers freed stages).
 // Version 5: hints above 20 run the producer-less kernel's 32-row passes (two m64n16k32 per
-// k-step from one decoded fragment; L1 128 x 512 threads, 84-86 registers, L2 80 at three CTAs per
-// SM, no spills): one rank of eight at V4.1's shape, T=128 510 -> 442 µs, T=256 830 -> 604. Its
+// k-step from one decoded fragment; L1 512 threads at 86 registers, L2 three 256-thread CTAs per SM
+// at 80, no spills): one rank of eight at V4.1's shape, T=128 510 -> 442 µs, T=256 830 -> 604. Its
 // 64-row passes (forced only) measured no faster: the per-k-step fold (2N FFMA per thread and
 // chunk) and the WGMMA issue overhead make the loop issue-bound (bench/NOTES.md v5).
+// Version 5.1: two feed warps (weights; x rows and scales) instead of one producer warp: 1.08-1.36x
+// at every 8-row point (the one warp could not issue a stage's ~240 instructions as fast as the
+// consumers freed stages; bench/NOTES.md v5.1).
 
 #include <cuda_runtime.h>
 
