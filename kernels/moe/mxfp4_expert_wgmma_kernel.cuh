@@ -15,7 +15,9 @@
 namespace gcmoe::kernels::mxfp4_wgmma {
 
 namespace ptx = hopper;
+using mxfp4_decode::add_token_scaled;
 using mxfp4_decode::decode_step;
+using mxfp4_decode::fold_k_step;
 using mxfp4_decode::load_shared_16;
 using mxfp4_decode::load_shared_8;
 using mxfp4_decode::read_special;
@@ -258,15 +260,6 @@ __global__ void __launch_bounds__((kWgs * 4 + kFeedWarps) * 32, kMinBlocks)
       // k-step s + 2's decode and MMA are issued while k-step s is folded with its own scale.
       float part[2][kN / 2];
       float chunk_sum[kN / 2];
-      auto const fold_step = [&](float const(&p)[kN / 2], int step) {
-        float const f_g = step_scale(sw.x, step);
-        float const f_g8 = step_scale(sw.y, step);
-#pragma unroll
-        for (int i = 0; i < kN / 2; ++i) {
-          float const f = i % 4 < 2 ? f_g : f_g8;
-          chunk_sum[i] = step == 0 ? p[i] * f : fmaf(p[i], f, chunk_sum[i]);
-        }
-      };
       std::uint32_t a[4][4];
       decode_step(q0, q1, 0, a[0]);
       ptx::fence_fragment(a[0]);
@@ -283,30 +276,20 @@ __global__ void __launch_bounds__((kWgs * 4 + kFeedWarps) * 32, kMinBlocks)
         ptx::fence_accumulators<kN>(part[step % 2]);
         decode_step(q0, q1, step, a[step]);
         ptx::fence_fragment(a[step]);
-        fold_step(part[step % 2], step - 2);
+        fold_k_step(chunk_sum, part[step % 2], sw, step - 2);
         ptx::wgmma_fence();
         ptx::WgmmaFp8RegA<kN>::run(part[step % 2], a[step], desc_at(b_desc + 2 * step), false);
         ptx::wgmma_commit();
       }
       ptx::wgmma_wait<1>();
       ptx::fence_accumulators<kN>(part[0]);
-      fold_step(part[0], 2);
+      fold_k_step(chunk_sum, part[0], sw, 2);
       ptx::wgmma_wait<0>();
       ptx::fence_accumulators<kN>(part[1]);
-      fold_step(part[1], 3);
+      fold_k_step(chunk_sum, part[1], sw, 3);
       // The tokens' activation scales of this chunk (columns 8j + 2t, + 1), read before the stage
       // is handed back (the producer refills them with the x rows).
-      std::uint32_t const x_scales = ptx::smem_address(x_scale_stages + s * kN + 2 * t);
-#pragma unroll
-      for (int j = 0; j < kN / 8; ++j) {
-        uint2 const x = load_shared_8(x_scales + 32 * j);
-        float const x0 = __uint_as_float(x.x);
-        float const x1 = __uint_as_float(x.y);
-        acc[4 * j + 0] = fmaf(chunk_sum[4 * j + 0], x0, acc[4 * j + 0]);
-        acc[4 * j + 1] = fmaf(chunk_sum[4 * j + 1], x1, acc[4 * j + 1]);
-        acc[4 * j + 2] = fmaf(chunk_sum[4 * j + 2], x0, acc[4 * j + 2]);
-        acc[4 * j + 3] = fmaf(chunk_sum[4 * j + 3], x1, acc[4 * j + 3]);
-      }
+      add_token_scaled<kN>(acc, chunk_sum, ptx::smem_address(x_scale_stages + s * kN + 2 * t));
       __syncwarp();
       if (lane == 0) {
         if constexpr (!kEarlyRelease) {

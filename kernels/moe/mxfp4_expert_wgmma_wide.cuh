@@ -228,17 +228,6 @@ __global__ void __launch_bounds__(kWgs * 128, kMinBlocks)
         uint2 const sw = load_shared_8(my_scales + so);
         float part[kParts][kW / 2];
         float chunk_sum[kN / 2];
-        // Folds part p's k-step accumulator into the chunk's sum (columns kW * p onward).
-        auto const fold = [&](int p, int step) {
-          float const f_g = step_scale(sw.x, step);
-          float const f_g8 = step_scale(sw.y, step);
-#pragma unroll
-          for (int i = 0; i < kW / 2; ++i) {
-            float const f = i % 4 < 2 ? f_g : f_g8;
-            int const k = p * (kW / 2) + i;
-            chunk_sum[k] = step == 0 ? part[p][i] * f : fmaf(part[p][i], f, chunk_sum[k]);
-          }
-        };
         std::uint32_t a[2][4];
         decode_step(q0, q0, 0, a[0]);
         ptx::fence_fragment(a[0]);
@@ -263,7 +252,7 @@ __global__ void __launch_bounds__(kWgs * 128, kMinBlocks)
             constexpr int p = decltype(pc)::value;
             ptx::wgmma_wait<kParts - 1>();
             ptx::fence_accumulators<kW>(part[p]);
-            fold(p, step - 1);
+            fold_k_step(chunk_sum + p * (kW / 2), part[p], sw, step - 1);
             ptx::wgmma_fence();
             ptx::WgmmaFp8RegA<kW>::run(part[p], a[step % 2],
                                        desc_at(b_desc + p * kPartDesc + 2 * step), false);
@@ -274,20 +263,10 @@ __global__ void __launch_bounds__(kWgs * 128, kMinBlocks)
           constexpr int p = decltype(pc)::value;
           ptx::wgmma_wait<kParts - 1 - p>();
           ptx::fence_accumulators<kW>(part[p]);
-          fold(p, 3);
+          fold_k_step(chunk_sum + p * (kW / 2), part[p], sw, 3);
         });
         // The tokens' activation scales of this chunk (columns 8j + 2t, + 1).
-        std::uint32_t const x_scales = ptx::smem_address(x_scale_stages + s * kN + 2 * t);
-#pragma unroll
-        for (int j = 0; j < kN / 8; ++j) {
-          uint2 const x = load_shared_8(x_scales + 32 * j);
-          float const x0 = __uint_as_float(x.x);
-          float const x1 = __uint_as_float(x.y);
-          acc[4 * j + 0] = fmaf(chunk_sum[4 * j + 0], x0, acc[4 * j + 0]);
-          acc[4 * j + 1] = fmaf(chunk_sum[4 * j + 1], x1, acc[4 * j + 1]);
-          acc[4 * j + 2] = fmaf(chunk_sum[4 * j + 2], x0, acc[4 * j + 2]);
-          acc[4 * j + 3] = fmaf(chunk_sum[4 * j + 3], x1, acc[4 * j + 3]);
-        }
+        add_token_scaled<kN>(acc, chunk_sum, ptx::smem_address(x_scale_stages + s * kN + 2 * t));
       }
       __syncwarp();
       if (lane == 0) {

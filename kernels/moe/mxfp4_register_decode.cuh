@@ -64,4 +64,38 @@ __device__ __forceinline__ float step_scale(std::uint32_t word, int step) {
   return __uint_as_float(shifted & 0x7f800000u);
 }
 
+// Folds one k-step's accumulator (kCount values of WGMMA's layout: i % 4 < 2 row g, else row g
+// + 8) into the chunk's sum with the rows' factors 2^(b - 121) from their scale words; k-step 0
+// starts the sum.
+template <int kCount>
+__device__ __forceinline__ void fold_k_step(float* sum, float const (&part)[kCount],
+                                            uint2 scale_words, int step) {
+  float const f_g = step_scale(scale_words.x, step);
+  float const f_g8 = step_scale(scale_words.y, step);
+#pragma unroll
+  for (int i = 0; i < kCount; ++i) {
+    float const f = i % 4 < 2 ? f_g : f_g8;
+    sum[i] = step == 0 ? part[i] * f : fmaf(part[i], f, sum[i]);
+  }
+}
+
+// acc += chunk_sum × the tokens' activation scales of the chunk, in WGMMA's m64nN accumulator
+// layout (thread t holds columns 8j + 2t and + 1); x_scales: the shared address of the chunk's
+// scale of column 2t (one f32 per token row).
+template <int kN>
+__device__ __forceinline__ void add_token_scaled(float (&acc)[kN / 2],
+                                                 float const (&chunk_sum)[kN / 2],
+                                                 std::uint32_t x_scales) {
+#pragma unroll
+  for (int j = 0; j < kN / 8; ++j) {
+    uint2 const x = load_shared_8(x_scales + 32 * j);
+    float const x0 = __uint_as_float(x.x);
+    float const x1 = __uint_as_float(x.y);
+    acc[4 * j + 0] = fmaf(chunk_sum[4 * j + 0], x0, acc[4 * j + 0]);
+    acc[4 * j + 1] = fmaf(chunk_sum[4 * j + 1], x1, acc[4 * j + 1]);
+    acc[4 * j + 2] = fmaf(chunk_sum[4 * j + 2], x0, acc[4 * j + 2]);
+    acc[4 * j + 3] = fmaf(chunk_sum[4 * j + 3], x1, acc[4 * j + 3]);
+  }
+}
+
 }  // namespace gcmoe::kernels::mxfp4_decode
