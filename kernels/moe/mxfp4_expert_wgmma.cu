@@ -1,4 +1,4 @@
-#include <algorithm>
+#include <climits>
 
 #include "engine/common/cuda_check.h"
 #include "kernels/hopper/pdl_launch.h"
@@ -135,15 +135,13 @@ void launch_wide(Fp8ExpertGemmArgs const& args, Mxfp4WgmmaTuning const& tuning, 
 template <ExpertGemmStage kStage>
 void launch_for_rows(Fp8ExpertGemmArgs const& args, Mxfp4WgmmaTuning const& tuning,
                      cudaStream_t stream) {
-  ExpertPasses p = expert_passes_for(args.rows_per_expert_hint, kMxfp4PassBands);
+  // A forced configuration is a policy of one band: the same passes side by side for the hint.
+  PassBand const forced[] = {{INT_MAX, tuning.pass_rows, tuning.wide}};
+  ExpertPasses const p = tuning.pass_rows > 0
+                             ? expert_passes_for(args.rows_per_expert_hint, forced)
+                             : expert_passes_for(args.rows_per_expert_hint, kMxfp4PassBands);
   // Early release is an option of the kernel with a producer warp: it runs at the policy's width.
-  bool wide = p.producer_less && !tuning.early_release;
-  if (tuning.pass_rows > 0) {
-    p.rows = tuning.pass_rows;
-    p.passes = std::clamp((std::max(args.rows_per_expert_hint, 1) + p.rows - 1) / p.rows, 1,
-                          kMaxParallelPasses);
-    wide = tuning.wide;
-  }
+  bool const wide = p.producer_less && !tuning.early_release;
   if (wide) {
     p.rows == 32 ? launch_wide<kStage, 32>(args, tuning, p.passes, stream)
                  : launch_wide<kStage, 64>(args, tuning, p.passes, stream);
