@@ -122,15 +122,14 @@ __global__ void __launch_bounds__((kWgs * 4 + kFeedWarps) * 32, kMinBlocks)
                            (static_cast<std::uint32_t>((it + c) / kStages) & 1u) ^ 1u);
         std::uint32_t const stage = smem_base + static_cast<std::uint32_t>(s * kStageBytes);
         if (lane == 0) {
+          // The group's kWgs images of chunk c are contiguous (mxfp4_wgmma_image): one bulk copy
+          // for the codes, one for the scales.
           ptx::mbarrier_arrive_expect_tx(full_bar, kWgs * (kMxCodeImageBytes + kScaleImageBytes));
-#pragma unroll
-          for (int w = 0; w < kWgs; ++w) {
-            std::int64_t const image = (tile0 + w) * chunks + c;
-            ptx::bulk_copy_g2s(stage + kCodesOffset + w * kMxCodeImageBytes,
-                               codes + image * kMxCodeImageBytes, kMxCodeImageBytes, full_bar);
-            ptx::bulk_copy_g2s(stage + kScalesOffset + w * kScaleImageBytes,
-                               scales + image * kScaleImageBytes, kScaleImageBytes, full_bar);
-          }
+          std::int64_t const first = (static_cast<std::int64_t>(group) * chunks + c) * kWgs;
+          ptx::bulk_copy_g2s(stage + kCodesOffset, codes + first * kMxCodeImageBytes,
+                             kWgs * kMxCodeImageBytes, full_bar);
+          ptx::bulk_copy_g2s(stage + kScalesOffset, scales + first * kScaleImageBytes,
+                             kWgs * kScaleImageBytes, full_bar);
         }
       };
       auto const issue_tokens = [&](int c) {

@@ -68,9 +68,10 @@ std::uint32_t code_word(std::uint32_t a, std::uint32_t b) {
 }
 
 template <typename RowOf>
-PackedMxfp4Expert pack(std::int64_t tiles, std::int64_t cols, RowOf&& row_of) {
+PackedMxfp4Expert pack(std::int64_t tiles, int group_tiles, std::int64_t cols, RowOf&& row_of) {
   PackedMxfp4Expert out;
   out.tiles = tiles;
+  out.group_tiles = group_tiles;
   out.chunks = cols / kMxChunkK;
   out.codes.assign(static_cast<std::size_t>(tiles * out.chunks * kMxCodeImageBytes), 0);
   out.scales.assign(static_cast<std::size_t>(tiles * out.chunks * kMxScaleImageWords), 0);
@@ -78,7 +79,7 @@ PackedMxfp4Expert pack(std::int64_t tiles, std::int64_t cols, RowOf&& row_of) {
   std::vector<std::uint32_t> words(kMxCodeImageBytes / 4, 0);
   for (std::int64_t tile = 0; tile < tiles; ++tile) {
     for (std::int64_t chunk = 0; chunk < out.chunks; ++chunk) {
-      std::int64_t const image = tile * out.chunks + chunk;
+      std::int64_t const image = mxfp4_wgmma_image(out, tile, chunk);
       std::uint32_t* const scale = out.scales.data() + image * kMxScaleImageWords;
       for (int r = 0; r < kMxTileRows; ++r) {
         RowSource const src = row_of(tile, r);
@@ -141,17 +142,19 @@ StatusOr<PackedMxfp4Expert> pack_gate_up_mxfp4_wgmma(Mxfp4WeightView const& gate
   GCMOE_RETURN_IF_ERROR(check_view(up, "up"));
   GCMOE_CHECK_ARG(gate.dims == up.dims, "gate [{}, {}] and up [{}, {}] differ", gate.dims.rows,
                   gate.dims.cols, up.dims.rows, up.dims.cols);
-  return pack(gate.dims.rows / 32, gate.dims.cols, [&](std::int64_t tile, int row) {
-    GateUpSource const src = gate_up_source(tile, row);
-    return RowSource{src.up ? &up : &gate, src.output};
-  });
+  return pack(gate.dims.rows / 32, kMxGateUpGroupTiles, gate.dims.cols,
+              [&](std::int64_t tile, int row) {
+                GateUpSource const src = gate_up_source(tile, row);
+                return RowSource{src.up ? &up : &gate, src.output};
+              });
 }
 
 StatusOr<PackedMxfp4Expert> pack_down_mxfp4_wgmma(Mxfp4WeightView const& down) {
   GCMOE_RETURN_IF_ERROR(check_view(down, "down"));
-  return pack(down.dims.rows / kMxTileRows, down.dims.cols, [&](std::int64_t tile, int row) {
-    return RowSource{&down, tile * kMxTileRows + row};
-  });
+  return pack(down.dims.rows / kMxTileRows, kMxDownGroupTiles, down.dims.cols,
+              [&](std::int64_t tile, int row) {
+                return RowSource{&down, tile * kMxTileRows + row};
+              });
 }
 
 float mxfp4_wgmma_kernel_weight(std::span<std::uint8_t const> codes,

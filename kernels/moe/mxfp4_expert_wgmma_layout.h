@@ -12,7 +12,7 @@
 // w, row g -> output 32t + 8w + g), so a thread holds gate and up of one output; L2 tiles are 64
 // consecutive down rows. Same as fp8_expert_wgmma_layout.h.
 //
-// Per (tile, chunk), two images, each moved by one bulk copy:
+// Per (tile, chunk), two images (a CTA's group of tiles moves each kind in one bulk copy):
 //  * codes, 4096 bytes: 16-byte units [half h][thread 0..127], unit = k-steps 2h and 2h+1, each two
 //    words: (row g: a0, a2), (row g+8: a1, a3). A word holds 8 e2m1 values (sign s, exponent e1 e0,
 //    mantissa m) placed so that two masks and two shifts give the e4m3 bytes (version 4):
@@ -57,12 +57,25 @@ struct Mxfp4WeightView {
   std::span<std::uint8_t const> scales;
 };
 
+// Images in the kernels' order: [tile group][chunk][tile in the group], a group being the tiles one
+// CTA owns (L1 4: 128 outputs, one requantization group; L2 2: 128 down rows), so one bulk copy
+// moves a stage's code images and one its scale images (mxfp4_wgmma_image).
+inline constexpr int kMxGateUpGroupTiles = 4;
+inline constexpr int kMxDownGroupTiles = 2;
+
 struct PackedMxfp4Expert {
-  std::int64_t tiles = 0;             // weight rows / 64
+  std::int64_t tiles = 0;             // weight rows / 64, a multiple of group_tiles
+  int group_tiles = 1;                // kMxGateUpGroupTiles or kMxDownGroupTiles
   std::int64_t chunks = 0;            // K / 128
-  std::vector<std::uint8_t> codes;    // [tiles][chunks][4096]
-  std::vector<std::uint32_t> scales;  // [tiles][chunks][68]
+  std::vector<std::uint8_t> codes;    // images of 4096 bytes, mxfp4_wgmma_image's order
+  std::vector<std::uint32_t> scales;  // images of kMxScaleImageWords words, the same order
 };
+
+// Index of the image of (tile, chunk): [tile / group][chunk][tile % group].
+constexpr std::int64_t mxfp4_wgmma_image(PackedMxfp4Expert const& p, std::int64_t tile,
+                                         std::int64_t chunk) {
+  return ((tile / p.group_tiles) * p.chunks + chunk) * p.group_tiles + tile % p.group_tiles;
+}
 
 // Word index (0..1023) inside a code image of the word holding row `row` (0..63), k (0..127), and
 // the bits (0..31) of the value's sign, exponent (high, low) and mantissa inside it.

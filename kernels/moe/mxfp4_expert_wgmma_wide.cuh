@@ -143,14 +143,12 @@ __global__ void __launch_bounds__(kWgs * 128, kMinBlocks)
         std::uint32_t const full_bar = bars + 8 * s;
         std::uint32_t const stage = smem_base + static_cast<std::uint32_t>(s * kStageBytes);
         ptx::mbarrier_arrive_expect_tx(full_bar, kWgs * (kMxCodeImageBytes + kScaleImageBytes));
-#pragma unroll
-        for (int w = 0; w < kWgs; ++w) {
-          std::int64_t const image = static_cast<std::int64_t>(w) * chunks + c;
-          ptx::bulk_copy_g2s(stage + kCodesOffset + w * kMxCodeImageBytes,
-                             codes + image * kMxCodeImageBytes, kMxCodeImageBytes, full_bar);
-          ptx::bulk_copy_g2s(stage + kScalesOffset + w * kScaleImageBytes,
-                             scales + image * kScaleImageBytes, kScaleImageBytes, full_bar);
-        }
+        // The group's kWgs images of chunk c are contiguous (mxfp4_wgmma_image).
+        std::int64_t const first = static_cast<std::int64_t>(c) * kWgs;
+        ptx::bulk_copy_g2s(stage + kCodesOffset, codes + first * kMxCodeImageBytes,
+                           kWgs * kMxCodeImageBytes, full_bar);
+        ptx::bulk_copy_g2s(stage + kScalesOffset, scales + first * kScaleImageBytes,
+                           kWgs * kScaleImageBytes, full_bar);
       }
     };
     // This thread's x units: unit u = tid + kThreads * i is 16-byte unit u % 8 of row u / 8; as

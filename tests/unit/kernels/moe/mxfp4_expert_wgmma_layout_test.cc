@@ -45,12 +45,12 @@ Weight make(std::int64_t rows, std::int64_t cols, int lo, int hi, std::uint64_t 
 
 std::span<std::uint8_t const> codes_of(PackedMxfp4Expert const& p, std::int64_t tile,
                                        std::int64_t chunk) {
-  return {p.codes.data() + (tile * p.chunks + chunk) * kMxCodeImageBytes,
+  return {p.codes.data() + mxfp4_wgmma_image(p, tile, chunk) * kMxCodeImageBytes,
           static_cast<std::size_t>(kMxCodeImageBytes)};
 }
 std::span<std::uint32_t const> scales_of(PackedMxfp4Expert const& p, std::int64_t tile,
                                          std::int64_t chunk) {
-  return {p.scales.data() + (tile * p.chunks + chunk) * kMxScaleImageWords,
+  return {p.scales.data() + mxfp4_wgmma_image(p, tile, chunk) * kMxScaleImageWords,
           static_cast<std::size_t>(kMxScaleImageWords)};
 }
 
@@ -104,6 +104,37 @@ TEST_CASE("MXFP4 scale words: every accepted byte gives its k-step factor 2^(b -
     }
   }
   CHECK(mismatches == 0);
+}
+
+// A CTA's tiles of one chunk are consecutive images (one bulk copy per stage and kind): L1 groups
+// of 4 tiles, L2 of 2, chunks of one group after each other, groups after each other.
+TEST_CASE("MXFP4 images: a tile group's images of one chunk are contiguous") {
+  PackedMxfp4Expert l1;
+  l1.tiles = 8;
+  l1.chunks = 3;
+  l1.group_tiles = kMxGateUpGroupTiles;
+  CHECK(mxfp4_wgmma_image(l1, 0, 0) == 0);
+  CHECK(mxfp4_wgmma_image(l1, 3, 0) == 3);
+  CHECK(mxfp4_wgmma_image(l1, 0, 1) == 4);
+  CHECK(mxfp4_wgmma_image(l1, 3, 2) == 11);
+  CHECK(mxfp4_wgmma_image(l1, 4, 0) == 12);
+  CHECK(mxfp4_wgmma_image(l1, 6, 1) == 18);
+  CHECK(mxfp4_wgmma_image(l1, 7, 2) == 23);
+  PackedMxfp4Expert l2 = l1;
+  l2.group_tiles = kMxDownGroupTiles;
+  CHECK(mxfp4_wgmma_image(l2, 1, 0) == 1);
+  CHECK(mxfp4_wgmma_image(l2, 0, 1) == 2);
+  CHECK(mxfp4_wgmma_image(l2, 2, 0) == 6);
+  CHECK(mxfp4_wgmma_image(l2, 7, 2) == 23);
+  // Every image exactly once.
+  std::vector<int> seen(24, 0);
+  for (std::int64_t tile = 0; tile < l1.tiles; ++tile) {
+    for (std::int64_t chunk = 0; chunk < l1.chunks; ++chunk) {
+      ++seen[static_cast<std::size_t>(mxfp4_wgmma_image(l1, tile, chunk))];
+      ++seen[static_cast<std::size_t>(mxfp4_wgmma_image(l2, tile, chunk))];
+    }
+  }
+  CHECK(std::count(seen.begin(), seen.end(), 2) == 24);
 }
 
 TEST_CASE("MXFP4 code slots follow WGMMA's register-A fragment and cover every bit once") {
