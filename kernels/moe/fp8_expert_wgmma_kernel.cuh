@@ -4,6 +4,7 @@
 // fp8_expert_wgmma_wide.cuh. Included by fp8_expert_wgmma.cu only.
 
 #include "kernels/hopper/ptx.cuh"
+#include "kernels/moe/expert_feed_pass.cuh"
 #include "kernels/moe/expert_rows_ready.cuh"
 #include "kernels/moe/fp8_expert_gemm.h"
 #include "kernels/moe/fp8_expert_wgmma_layout.h"
@@ -71,9 +72,7 @@ __global__ void __launch_bounds__((kWgs * 4 + kFeedWarps) * 32, kMinBlocks)
   std::uint8_t const* const weights = args.weights + expert * args.weight_stride;
 
   if (warp >= kWgs * 4) {
-    static_assert(kFeedWarps == 1 || kFeedWarps == 2);
-    bool const feeds_weights = kFeedWarps == 1 || warp == kWgs * 4;
-    bool const feeds_tokens = kFeedWarps == 1 || warp == kWgs * 4 + 1;
+    FeedRole const role = feed_role<kFeedWarps>(warp, kWgs * 4);
     // Producer warp. Per pass: the first stages' weight tiles go out before the pass's token
     // rows are known to be ready (weights are static, so the HBM stream starts at once), then the
     // rows' readiness counters are acquired, then their x rows and scales follow.
@@ -137,32 +136,14 @@ __global__ void __launch_bounds__((kWgs * 4 + kFeedWarps) * 32, kMinBlocks)
         }
         ptx::cp_async_arrive_noinc(full_bar);
       };
-      int const early = min(kStages, chunks);
-      if (feeds_weights) {
-        for (int c = 0; c < early; ++c) {
-          issue_weights(c);
-        }
-      }
-      if (feeds_tokens) {
-        if (wait_prior) {
-          ptx::wait_prior_grid();  // x (L1's h) is the previous kernel's output
-          wait_prior = false;
-        }
-        if (args.ready_blocks != nullptr) {
-          wait_rows_ready(args, epoch, pass, rows, lane);
-        }
-        for (int c = 0; c < early; ++c) {
-          issue_tokens(c);
-        }
-      }
-      for (int c = early; c < chunks; ++c) {
-        if (feeds_weights) {
-          issue_weights(c);
-        }
-        if (feeds_tokens) {
-          issue_tokens(c);
-        }
-      }
+      feed_pass(
+          role, chunks, kStages, wait_prior,
+          [&] {
+            if (args.ready_blocks != nullptr) {
+              wait_rows_ready(args, epoch, pass, rows, lane);
+            }
+          },
+          issue_weights, issue_tokens);
       it += chunks;
     }
     return;

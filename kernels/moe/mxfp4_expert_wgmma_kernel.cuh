@@ -6,6 +6,7 @@
 #include "kernels/hopper/ptx.cuh"
 #include "kernels/hopper/wgmma_register_a.cuh"
 #include "kernels/moe/expert_cta_prologue.cuh"
+#include "kernels/moe/expert_feed_pass.cuh"
 #include "kernels/moe/expert_pass_epilogue.cuh"
 #include "kernels/moe/expert_rows_ready.cuh"
 #include "kernels/moe/fp8_expert_gemm.h"
@@ -105,9 +106,7 @@ __global__ void __launch_bounds__((kWgs * 4 + kFeedWarps) * 32, kMinBlocks)
     // Producer warp(s): weights first (static), then the rows' readiness, then x rows and scales;
     // with two feed warps the first issues the weights, the second the x rows and scales, each
     // in its own order (the weight copies never wait for the rows' readiness).
-    static_assert(kFeedWarps == 1 || kFeedWarps == 2);
-    bool const feeds_weights = kFeedWarps == 1 || warp == kWgs * 4;
-    bool const feeds_tokens = kFeedWarps == 1 || warp == kWgs * 4 + 1;
+    FeedRole const role = feed_role<kFeedWarps>(warp, kWgs * 4);
     std::uint8_t const* const codes = args.weights + expert * args.weight_stride;
     auto const* const scales =
         reinterpret_cast<std::uint8_t const*>(args.weight_scales) + expert * args.scale_stride * 4;
@@ -158,33 +157,15 @@ __global__ void __launch_bounds__((kWgs * 4 + kFeedWarps) * 32, kMinBlocks)
         }
         ptx::cp_async_arrive_noinc(full_bar);
       };
-      int const early = min(kStages, chunks);
-      if (feeds_weights) {
-        for (int c = 0; c < early; ++c) {
-          issue_weights(c);
-        }
-      }
-      if (feeds_tokens) {
-        if (wait_prior) {
-          ptx::wait_prior_grid();  // x (L1's h) is the previous kernel's output
-          wait_prior = false;
-        }
-        if (args.ready_blocks != nullptr) {
-          int const epoch = ready_epoch(args);
-          wait_rows_ready(args, epoch, pass, rows, lane);
-        }
-        for (int c = 0; c < early; ++c) {
-          issue_tokens(c);
-        }
-      }
-      for (int c = early; c < chunks; ++c) {
-        if (feeds_weights) {
-          issue_weights(c);
-        }
-        if (feeds_tokens) {
-          issue_tokens(c);
-        }
-      }
+      feed_pass(
+          role, chunks, kStages, wait_prior,
+          [&] {
+            if (args.ready_blocks != nullptr) {
+              int const epoch = ready_epoch(args);
+              wait_rows_ready(args, epoch, pass, rows, lane);
+            }
+          },
+          issue_weights, issue_tokens);
       it += chunks;
     }
     return;
