@@ -69,11 +69,11 @@ struct WideConfig<ExpertGemmStage::kDown, kN> {
   static constexpr int kParts = kWideParts;
 };
 
-template <ExpertGemmStage kStage, int kN>
+template <ExpertGemmStage kStage, int kN, bool kTmaX>
 constexpr auto wide_kernel_for() {
   using C = WideConfig<kStage, kN>;
   return mxfp4_expert_wgmma_wide_kernel<kStage, C::kWgs, kN, C::kParts, C::kStages, C::kMinBlocks,
-                                        C::kLag>;
+                                        C::kLag, kTmaX>;
 }
 
 // A configuration C's dynamic shared memory at kN rows per pass: its stages and their activation
@@ -95,24 +95,17 @@ cudaError_t raise_smem_limit(Kernel kernel) {
 }
 
 template <ExpertGemmStage kStage, int kN>
+cudaError_t raise_wide_smem_limits() {
+  using C = WideConfig<kStage, kN>;
+  cudaError_t const e = raise_smem_limit<C, kN>(wide_kernel_for<kStage, kN, true>());
+  return e != cudaSuccess ? e : raise_smem_limit<C, kN>(wide_kernel_for<kStage, kN, false>());
+}
+
+template <ExpertGemmStage kStage, int kN>
 cudaError_t raise_smem_limits() {
   using C = Config<kStage, kN>;
   cudaError_t const e = raise_smem_limit<C, kN>(kernel_for<kStage, kN, true>());
   return e != cudaSuccess ? e : raise_smem_limit<C, kN>(kernel_for<kStage, kN, false>());
-}
-
-// One launch of configuration C's kernel over the tile groups (x: tile groups times passes side
-// by side, y: the active list's slots); errors surface through GCMOE_CHECK_LAUNCH after it
-// (cudaGetLastError).
-template <typename C, int kN, typename Kernel>
-void launch_config(Kernel kernel, int threads, Fp8ExpertGemmArgs const& args,
-                   Mxfp4WgmmaTuning const& tuning, int passes, cudaStream_t stream) {
-  int const tiles64 = args.tiles * 16 / kMxTileRows;
-  dim3 const grid(static_cast<unsigned>(tiles64 / C::kWgs * passes),
-                  static_cast<unsigned>(args.max_active));
-  static_cast<void>(hopper::launch_with_pdl(kernel, grid, dim3(threads), smem_bytes<C, kN>(),
-                                            stream, args.overlap_previous, args, passes,
-                                            tuning.stream_only ? 1 : 0));
 }
 
 // The x rows' tensor map for kN-row passes: [x_rows, K] bytes, one 128-byte chunk of kN rows per
@@ -140,27 +133,41 @@ StatusOr<CUtensorMap> x_tensor_map(Fp8ExpertGemmArgs const& args) {
   return map;
 }
 
+// One launch of configuration C's kernel over the tile groups (x: tile groups times passes side
+// by side, y: the active list's slots); errors surface through GCMOE_CHECK_LAUNCH after it
+// (cudaGetLastError).
+template <typename C, int kN, typename Kernel>
+void launch_config(Kernel kernel, int threads, Fp8ExpertGemmArgs const& args,
+                   Mxfp4WgmmaTuning const& tuning, int passes, CUtensorMap const& x_map,
+                   cudaStream_t stream) {
+  int const tiles64 = args.tiles * 16 / kMxTileRows;
+  dim3 const grid(static_cast<unsigned>(tiles64 / C::kWgs * passes),
+                  static_cast<unsigned>(args.max_active));
+  static_cast<void>(hopper::launch_with_pdl(kernel, grid, dim3(threads), smem_bytes<C, kN>(),
+                                            stream, args.overlap_previous, args, passes,
+                                            tuning.stream_only ? 1 : 0, x_map));
+}
+
 template <ExpertGemmStage kStage, int kN>
 Status launch(Fp8ExpertGemmArgs const& args, Mxfp4WgmmaTuning const& tuning, int passes,
               cudaStream_t stream) {
   using C = Config<kStage, kN>;
   GCMOE_ASSIGN_OR_RETURN(CUtensorMap const x_map, x_tensor_map<kN>(args));
-  int const tiles64 = args.tiles * 16 / kMxTileRows;
-  dim3 const grid(static_cast<unsigned>(tiles64 / C::kWgs * passes),
-                  static_cast<unsigned>(args.max_active));
-  auto const kernel =
-      tuning.early_release ? kernel_for<kStage, kN, true>() : kernel_for<kStage, kN, false>();
-  static_cast<void>(hopper::launch_with_pdl(kernel, grid, dim3((C::kWgs * 4 + C::kFeedWarps) * 32),
-                                            smem_bytes<C, kN>(), stream, args.overlap_previous,
-                                            args, passes, tuning.stream_only ? 1 : 0, x_map));
+  launch_config<C, kN>(
+      tuning.early_release ? kernel_for<kStage, kN, true>() : kernel_for<kStage, kN, false>(),
+      (C::kWgs * 4 + C::kFeedWarps) * 32, args, tuning, passes, x_map, stream);
   return Status();
 }
 
 template <ExpertGemmStage kStage, int kN>
-void launch_wide(Fp8ExpertGemmArgs const& args, Mxfp4WgmmaTuning const& tuning, int passes,
-                 cudaStream_t stream) {
+Status launch_wide(Fp8ExpertGemmArgs const& args, Mxfp4WgmmaTuning const& tuning, int passes,
+                   cudaStream_t stream) {
   using C = WideConfig<kStage, kN>;
-  launch_config<C, kN>(wide_kernel_for<kStage, kN>(), C::kWgs * 128, args, tuning, passes, stream);
+  GCMOE_ASSIGN_OR_RETURN(CUtensorMap const x_map, x_tensor_map<kN>(args));
+  launch_config<C, kN>(
+      args.x_rows > 0 ? wide_kernel_for<kStage, kN, true>() : wide_kernel_for<kStage, kN, false>(),
+      C::kWgs * 128, args, tuning, passes, x_map, stream);
+  return Status();
 }
 
 // The pass width and the passes side by side: expert_pass_policy.h, kMxfp4PassBands.
@@ -176,9 +183,8 @@ Status launch_for_rows(Fp8ExpertGemmArgs const& args, Mxfp4WgmmaTuning const& tu
   // Early release is an option of the kernel with a producer warp: it runs at the policy's width.
   bool const wide = p.producer_less && !tuning.early_release;
   if (wide) {
-    p.rows == 32 ? launch_wide<kStage, 32>(args, tuning, p.passes, stream)
-                 : launch_wide<kStage, 64>(args, tuning, p.passes, stream);
-    return Status();
+    return p.rows == 32 ? launch_wide<kStage, 32>(args, tuning, p.passes, stream)
+                        : launch_wide<kStage, 64>(args, tuning, p.passes, stream);
   }
   if (p.rows == 8) {
     return launch<kStage, 8>(args, tuning, p.passes, stream);
@@ -198,14 +204,10 @@ Status preload_mxfp4_expert_wgmma() {
   GCMOE_CHECK_CUDA((raise_smem_limits<ExpertGemmStage::kDown, 8>()));
   GCMOE_CHECK_CUDA((raise_smem_limits<ExpertGemmStage::kDown, 16>()));
   GCMOE_CHECK_CUDA((raise_smem_limits<ExpertGemmStage::kDown, 32>()));
-  GCMOE_CHECK_CUDA((raise_smem_limit<WideConfig<ExpertGemmStage::kGateUp, 32>, 32>(
-      wide_kernel_for<ExpertGemmStage::kGateUp, 32>())));
-  GCMOE_CHECK_CUDA((raise_smem_limit<WideConfig<ExpertGemmStage::kGateUp, 64>, 64>(
-      wide_kernel_for<ExpertGemmStage::kGateUp, 64>())));
-  GCMOE_CHECK_CUDA((raise_smem_limit<WideConfig<ExpertGemmStage::kDown, 32>, 32>(
-      wide_kernel_for<ExpertGemmStage::kDown, 32>())));
-  GCMOE_CHECK_CUDA((raise_smem_limit<WideConfig<ExpertGemmStage::kDown, 64>, 64>(
-      wide_kernel_for<ExpertGemmStage::kDown, 64>())));
+  GCMOE_CHECK_CUDA((raise_wide_smem_limits<ExpertGemmStage::kGateUp, 32>()));
+  GCMOE_CHECK_CUDA((raise_wide_smem_limits<ExpertGemmStage::kGateUp, 64>()));
+  GCMOE_CHECK_CUDA((raise_wide_smem_limits<ExpertGemmStage::kDown, 32>()));
+  GCMOE_CHECK_CUDA((raise_wide_smem_limits<ExpertGemmStage::kDown, 64>()));
   return Status();
 }
 
