@@ -55,7 +55,16 @@ struct Options {
   std::string only_scenario;
 };
 
-enum class Kernel { kMxfp4, kEarlyRelease, kNarrow16, kNarrow32, kWide32, kWide64, kStreamOnly };
+enum class Kernel {
+  kMxfp4,
+  kEarlyRelease,
+  kCpAsyncX,
+  kNarrow16,
+  kNarrow32,
+  kWide32,
+  kWide64,
+  kStreamOnly
+};
 
 char const* kernel_name(Kernel kernel) {
   switch (kernel) {
@@ -63,6 +72,8 @@ char const* kernel_name(Kernel kernel) {
       return "mxfp4";
     case Kernel::kEarlyRelease:
       return "mxfp4_early_release";
+    case Kernel::kCpAsyncX:
+      return "mxfp4_cp_async_x";
     case Kernel::kNarrow16:
       return "mxfp4_feed16";
     case Kernel::kNarrow32:
@@ -84,6 +95,8 @@ kernels::Mxfp4WgmmaTuning tuning_for(Kernel kernel) {
       break;
     case Kernel::kEarlyRelease:
       t.early_release = true;
+      break;
+    case Kernel::kCpAsyncX:
       break;
     case Kernel::kNarrow16:
       t.pass_rows = 16;
@@ -218,6 +231,8 @@ Status launch_ffn(Kernel kernel, Weights const& w, Batch const& b, cudaStream_t 
   a.tiles = static_cast<int>(kInter / 8);
   a.chunks = static_cast<int>(kHidden / 128);
   a.x = b.x.data();
+  // The x rows' bound for the tensor map; 0 for the column that copies x with cp.async.
+  a.x_rows = kernel == Kernel::kCpAsyncX ? 0 : std::max(b.rows, 1);
   a.x_scales = b.x_scales.data();
   a.expert_offsets = b.offsets.data();
   a.active_experts = b.active_experts.data();
@@ -284,8 +299,9 @@ Status run(Options const& options) {
       GCMOE_CHECK_CUDA(cudaStreamSynchronize(stream));
       double const experts = active_sum / kRotations;
       nlohmann::json per_kernel = nlohmann::json::object();
-      for (Kernel const kernel : {Kernel::kMxfp4, Kernel::kNarrow16, Kernel::kNarrow32,
-                                  Kernel::kWide32, Kernel::kWide64, Kernel::kStreamOnly}) {
+      for (Kernel const kernel :
+           {Kernel::kMxfp4, Kernel::kCpAsyncX, Kernel::kNarrow16, Kernel::kNarrow32,
+            Kernel::kWide32, Kernel::kWide64, Kernel::kStreamOnly}) {
         GCMOE_ASSIGN_OR_RETURN(double const us_all,
                                time_graph(stream, 1, options.reps, [&]() -> Status {
                                  for (Batch const& b : batches) {
@@ -327,6 +343,7 @@ Status run(Options const& options) {
          "parts of a stage on barriers of their own, released after the MMA; pass width by the "
          "rows hint, kernels/moe/expert_pass_policy.h; v5: hints above 20 in the producer-less "
          "kernel at 32 rows per pass)"},
+        {"mxfp4_cp_async_x", "the default with the x rows copied by cp.async (x_rows 0)"},
         {"mxfp4_feed16",
          "the kernel with feed warps forced at 16-row passes (ceil(hint / 16) side by side)"},
         {"mxfp4_feed32",

@@ -21,7 +21,8 @@
   X(cuGreenCtxStreamCreate)       \
   X(cuGreenCtxGetDevResource)     \
   X(cuStreamDestroy)              \
-  X(cuStreamSynchronize)
+  X(cuStreamSynchronize)          \
+  X(cuTensorMapEncodeTiled)
 
 namespace gcmoe::cuda {
 

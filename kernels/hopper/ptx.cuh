@@ -49,6 +49,18 @@ __device__ __forceinline__ void mbarrier_wait(std::uint32_t bar, std::uint32_t p
 }
 
 // --- copies ---------------------------------------------------------------------------------
+// TMA tensor copy of one 2D box (coordinates: c0 the innermost, in elements) into shared memory,
+// completing its bytes of transaction count on `bar`. `map` is a __grid_constant__ kernel
+// parameter's address (a CUtensorMap made on the host by cuTensorMapEncodeTiled).
+__device__ __forceinline__ void tma_load_2d(std::uint32_t dst, void const* map, int c0, int c1,
+                                            std::uint32_t bar) {
+  asm volatile(
+      "cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1, {%2, "
+      "%3}], [%4];" ::"r"(dst),
+      "l"(reinterpret_cast<std::uint64_t>(map)), "r"(c0), "r"(c1), "r"(bar)
+      : "memory");
+}
+
 // Bulk global → shared copy of `bytes` (multiple of 16, both addresses 16-byte aligned) that
 // completes `bytes` of transaction count on `bar`.
 __device__ __forceinline__ void bulk_copy_g2s(std::uint32_t dst, void const* src,

@@ -186,7 +186,8 @@ Status EpMoeRank::experts(MoeLayerDeviceWeights const& weights, cudaStream_t str
       .h = h_.data(),
       .h_scales = h_scales_.data(),
       .y = own.y,
-      .ready_rows = own.row_flags[parity_]};
+      .ready_rows = own.row_flags[parity_],
+      .capacity = capacity_};
   GCMOE_RETURN_IF_ERROR(
       launch_expert_ffn(config_, routed_experts(weights), rows, select, &s, stream));
   return ep_signal_done(step(), stream);

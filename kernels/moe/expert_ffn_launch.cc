@@ -59,6 +59,7 @@ Status launch_expert_ffn(MoeLayerConfig const& c, ExpertSet const& experts,
   l1.chunks = c.hidden / 128;
   l1.x = rows.x;
   l1.x_scales = rows.x_scales;
+  l1.x_rows = rows.capacity;
   l1.requant = requant_of(c.expert.activation_recipe);
   l1.swiglu_limit = c.expert.swiglu_limit;
   l1.route_weights = rows.route_weights;
@@ -82,6 +83,7 @@ Status launch_expert_ffn(MoeLayerConfig const& c, ExpertSet const& experts,
   l2.chunks = c.intermediate / 128;
   l2.x = rows.h;
   l2.x_scales = rows.h_scales;
+  l2.x_rows = rows.capacity;
   l2.h = nullptr;
   l2.h_scales = nullptr;
   l2.route_weights = nullptr;

@@ -26,6 +26,7 @@ struct ExpertFfnRows {
   float* h_scales = nullptr;             // [rows, I / 128]
   std::uint16_t* y = nullptr;            // [rows, H] bf16
   int const* ready_rows = nullptr;       // with sync: per-row epoch flags L1 acquires
+  std::int64_t capacity = 0;             // rows x, h and y hold from these pointers (0: unknown)
 };
 
 // Packed experts of one format: expert i at base + i · sections.stride.

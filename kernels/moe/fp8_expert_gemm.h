@@ -40,6 +40,9 @@ struct Fp8ExpertGemmArgs {
   // Inputs: FP8 rows [rows, K] and their per-128 scales [rows, chunks], grouped by expert.
   std::uint8_t const* x = nullptr;
   float const* x_scales = nullptr;
+  // Rows the x buffer holds from `x` on (0: unknown). The MXFP4 kernel then loads each stage's x
+  // rows with one TMA tensor copy (the bound zero-fills rows past the buffer) instead of cp.async.
+  std::int64_t x_rows = 0;
   int const* expert_offsets = nullptr;  // device [experts + 1]
   int const* active_experts = nullptr;  // device [max_active]: experts with rows
   int const* num_active = nullptr;      // device scalar

@@ -257,7 +257,8 @@ ExpertFfnRows MoeLayerSequential::rows_from(std::int64_t first_row, bool weighte
           .h = h_.data() + first_row * c.intermediate,
           .h_scales = h_scales_.data() + first_row * (c.intermediate / 128),
           .y = y_.data() + first_row * c.hidden,
-          .ready_rows = sync != nullptr ? sync->ready_rows + first_row : nullptr};
+          .ready_rows = sync != nullptr ? sync->ready_rows + first_row : nullptr,
+          .capacity = static_cast<std::int64_t>(xq_.size()) / c.hidden - first_row};
 }
 
 Status MoeLayerSequential::combine(MoeLayerDeviceWeights const& weights, int num_tokens, float* out,

@@ -1,6 +1,7 @@
 #include <climits>
 
 #include "engine/common/cuda_check.h"
+#include "engine/common/cuda_driver.h"
 #include "kernels/hopper/pdl_launch.h"
 #include "kernels/moe/expert_pass_policy.h"
 #include "kernels/moe/mxfp4_expert_wgmma.h"
@@ -68,11 +69,11 @@ struct WideConfig<ExpertGemmStage::kDown, kN> {
   static constexpr int kParts = kWideParts;
 };
 
-template <ExpertGemmStage kStage, int kN>
+template <ExpertGemmStage kStage, int kN, bool kTmaX>
 constexpr auto wide_kernel_for() {
   using C = WideConfig<kStage, kN>;
   return mxfp4_expert_wgmma_wide_kernel<kStage, C::kWgs, kN, C::kParts, C::kStages, C::kMinBlocks,
-                                        C::kLag>;
+                                        C::kLag, kTmaX>;
 }
 
 // A configuration C's dynamic shared memory at kN rows per pass: its stages and their activation
@@ -94,10 +95,42 @@ cudaError_t raise_smem_limit(Kernel kernel) {
 }
 
 template <ExpertGemmStage kStage, int kN>
+cudaError_t raise_wide_smem_limits() {
+  using C = WideConfig<kStage, kN>;
+  cudaError_t const e = raise_smem_limit<C, kN>(wide_kernel_for<kStage, kN, true>());
+  return e != cudaSuccess ? e : raise_smem_limit<C, kN>(wide_kernel_for<kStage, kN, false>());
+}
+
+template <ExpertGemmStage kStage, int kN>
 cudaError_t raise_smem_limits() {
   using C = Config<kStage, kN>;
   cudaError_t const e = raise_smem_limit<C, kN>(kernel_for<kStage, kN, true>());
   return e != cudaSuccess ? e : raise_smem_limit<C, kN>(kernel_for<kStage, kN, false>());
+}
+
+// The x rows' tensor map for kN-row passes: [x_rows, K] bytes, one 128-byte chunk of kN rows per
+// box, 128-byte swizzle (the layout the consumers' WGMMA descriptor reads); zeros when x_rows is 0
+// (the kernel then copies x with cp.async).
+template <int kN>
+StatusOr<CUtensorMap> x_tensor_map(Fp8ExpertGemmArgs const& args) {
+  CUtensorMap map{};
+  if (args.x_rows <= 0) {
+    return map;
+  }
+  GCMOE_ASSIGN_OR_RETURN(cuda::DriverApi const* driver, cuda::driver_api());
+  cuuint64_t const k_total = static_cast<cuuint64_t>(args.chunks) * kMxChunkK;
+  cuuint64_t const dims[2] = {k_total, static_cast<cuuint64_t>(args.x_rows)};
+  cuuint64_t const strides[1] = {k_total};
+  cuuint32_t const box[2] = {kMxChunkK, kN};
+  cuuint32_t const element_strides[2] = {1, 1};
+  CUresult const r = driver->cuTensorMapEncodeTiled(
+      &map, CU_TENSOR_MAP_DATA_TYPE_UINT8, 2, const_cast<std::uint8_t*>(args.x), dims, strides, box,
+      element_strides, CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B,
+      CU_TENSOR_MAP_L2_PROMOTION_L2_256B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
+  GCMOE_CHECK_ARG_MSG(r == CUDA_SUCCESS,
+                      "mxfp4 expert wgmma: the x rows' tensor map was refused (x 16-byte aligned, "
+                      "x_rows within 2^32?)");
+  return map;
 }
 
 // One launch of configuration C's kernel over the tile groups (x: tile groups times passes side
@@ -105,36 +138,43 @@ cudaError_t raise_smem_limits() {
 // (cudaGetLastError).
 template <typename C, int kN, typename Kernel>
 void launch_config(Kernel kernel, int threads, Fp8ExpertGemmArgs const& args,
-                   Mxfp4WgmmaTuning const& tuning, int passes, cudaStream_t stream) {
+                   Mxfp4WgmmaTuning const& tuning, int passes, CUtensorMap const& x_map,
+                   cudaStream_t stream) {
   int const tiles64 = args.tiles * 16 / kMxTileRows;
   dim3 const grid(static_cast<unsigned>(tiles64 / C::kWgs * passes),
                   static_cast<unsigned>(args.max_active));
   static_cast<void>(hopper::launch_with_pdl(kernel, grid, dim3(threads), smem_bytes<C, kN>(),
                                             stream, args.overlap_previous, args, passes,
-                                            tuning.stream_only ? 1 : 0));
+                                            tuning.stream_only ? 1 : 0, x_map));
 }
 
 template <ExpertGemmStage kStage, int kN>
-void launch(Fp8ExpertGemmArgs const& args, Mxfp4WgmmaTuning const& tuning, int passes,
-            cudaStream_t stream) {
+Status launch(Fp8ExpertGemmArgs const& args, Mxfp4WgmmaTuning const& tuning, int passes,
+              cudaStream_t stream) {
   using C = Config<kStage, kN>;
+  GCMOE_ASSIGN_OR_RETURN(CUtensorMap const x_map, x_tensor_map<kN>(args));
   launch_config<C, kN>(
       tuning.early_release ? kernel_for<kStage, kN, true>() : kernel_for<kStage, kN, false>(),
-      (C::kWgs * 4 + C::kFeedWarps) * 32, args, tuning, passes, stream);
+      (C::kWgs * 4 + C::kFeedWarps) * 32, args, tuning, passes, x_map, stream);
+  return Status();
 }
 
 template <ExpertGemmStage kStage, int kN>
-void launch_wide(Fp8ExpertGemmArgs const& args, Mxfp4WgmmaTuning const& tuning, int passes,
-                 cudaStream_t stream) {
+Status launch_wide(Fp8ExpertGemmArgs const& args, Mxfp4WgmmaTuning const& tuning, int passes,
+                   cudaStream_t stream) {
   using C = WideConfig<kStage, kN>;
-  launch_config<C, kN>(wide_kernel_for<kStage, kN>(), C::kWgs * 128, args, tuning, passes, stream);
+  GCMOE_ASSIGN_OR_RETURN(CUtensorMap const x_map, x_tensor_map<kN>(args));
+  launch_config<C, kN>(
+      args.x_rows > 0 ? wide_kernel_for<kStage, kN, true>() : wide_kernel_for<kStage, kN, false>(),
+      C::kWgs * 128, args, tuning, passes, x_map, stream);
+  return Status();
 }
 
 // The pass width and the passes side by side: expert_pass_policy.h, kMxfp4PassBands.
 // tuning.pass_rows (tests, benchmark) forces a configuration.
 template <ExpertGemmStage kStage>
-void launch_for_rows(Fp8ExpertGemmArgs const& args, Mxfp4WgmmaTuning const& tuning,
-                     cudaStream_t stream) {
+Status launch_for_rows(Fp8ExpertGemmArgs const& args, Mxfp4WgmmaTuning const& tuning,
+                       cudaStream_t stream) {
   // A forced configuration is a policy of one band: the same passes side by side for the hint.
   PassBand const forced[] = {{INT_MAX, tuning.pass_rows, tuning.wide}};
   ExpertPasses const p = tuning.pass_rows > 0
@@ -143,15 +183,16 @@ void launch_for_rows(Fp8ExpertGemmArgs const& args, Mxfp4WgmmaTuning const& tuni
   // Early release is an option of the kernel with a producer warp: it runs at the policy's width.
   bool const wide = p.producer_less && !tuning.early_release;
   if (wide) {
-    p.rows == 32 ? launch_wide<kStage, 32>(args, tuning, p.passes, stream)
-                 : launch_wide<kStage, 64>(args, tuning, p.passes, stream);
-  } else if (p.rows == 8) {
-    launch<kStage, 8>(args, tuning, p.passes, stream);
-  } else if (p.rows == 16) {
-    launch<kStage, 16>(args, tuning, p.passes, stream);
-  } else {
-    launch<kStage, 32>(args, tuning, p.passes, stream);
+    return p.rows == 32 ? launch_wide<kStage, 32>(args, tuning, p.passes, stream)
+                        : launch_wide<kStage, 64>(args, tuning, p.passes, stream);
   }
+  if (p.rows == 8) {
+    return launch<kStage, 8>(args, tuning, p.passes, stream);
+  }
+  if (p.rows == 16) {
+    return launch<kStage, 16>(args, tuning, p.passes, stream);
+  }
+  return launch<kStage, 32>(args, tuning, p.passes, stream);
 }
 
 }  // namespace
@@ -163,14 +204,10 @@ Status preload_mxfp4_expert_wgmma() {
   GCMOE_CHECK_CUDA((raise_smem_limits<ExpertGemmStage::kDown, 8>()));
   GCMOE_CHECK_CUDA((raise_smem_limits<ExpertGemmStage::kDown, 16>()));
   GCMOE_CHECK_CUDA((raise_smem_limits<ExpertGemmStage::kDown, 32>()));
-  GCMOE_CHECK_CUDA((raise_smem_limit<WideConfig<ExpertGemmStage::kGateUp, 32>, 32>(
-      wide_kernel_for<ExpertGemmStage::kGateUp, 32>())));
-  GCMOE_CHECK_CUDA((raise_smem_limit<WideConfig<ExpertGemmStage::kGateUp, 64>, 64>(
-      wide_kernel_for<ExpertGemmStage::kGateUp, 64>())));
-  GCMOE_CHECK_CUDA((raise_smem_limit<WideConfig<ExpertGemmStage::kDown, 32>, 32>(
-      wide_kernel_for<ExpertGemmStage::kDown, 32>())));
-  GCMOE_CHECK_CUDA((raise_smem_limit<WideConfig<ExpertGemmStage::kDown, 64>, 64>(
-      wide_kernel_for<ExpertGemmStage::kDown, 64>())));
+  GCMOE_CHECK_CUDA((raise_wide_smem_limits<ExpertGemmStage::kGateUp, 32>()));
+  GCMOE_CHECK_CUDA((raise_wide_smem_limits<ExpertGemmStage::kGateUp, 64>()));
+  GCMOE_CHECK_CUDA((raise_wide_smem_limits<ExpertGemmStage::kDown, 32>()));
+  GCMOE_CHECK_CUDA((raise_wide_smem_limits<ExpertGemmStage::kDown, 64>()));
   return Status();
 }
 
@@ -208,8 +245,8 @@ Status launch_mxfp4_expert_wgmma(Fp8ExpertGemmArgs const& args, cudaStream_t str
   if (args.max_active <= 0) {
     return Status();
   }
-  gate_up ? launch_for_rows<ExpertGemmStage::kGateUp>(args, tuning, stream)
-          : launch_for_rows<ExpertGemmStage::kDown>(args, tuning, stream);
+  GCMOE_RETURN_IF_ERROR(gate_up ? launch_for_rows<ExpertGemmStage::kGateUp>(args, tuning, stream)
+                                : launch_for_rows<ExpertGemmStage::kDown>(args, tuning, stream));
   GCMOE_CHECK_LAUNCH();
   return Status();
 }

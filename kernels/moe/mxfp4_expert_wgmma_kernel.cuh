@@ -3,6 +3,8 @@
 // scale handling); its configurations and launches are mxfp4_expert_wgmma.cu. Included by
 // mxfp4_expert_wgmma.cu only.
 
+#include <cuda.h>
+
 #include "kernels/hopper/ptx.cuh"
 #include "kernels/hopper/wgmma_register_a.cuh"
 #include "kernels/moe/expert_cta_prologue.cuh"
@@ -44,7 +46,8 @@ __host__ __device__ constexpr int stage_bytes() {
 template <ExpertGemmStage kStage, int kWgs, int kN, int kStages, int kMinBlocks, bool kEarlyRelease,
           int kFeedWarps>
 __global__ void __launch_bounds__((kWgs * 4 + kFeedWarps) * 32, kMinBlocks)
-    mxfp4_expert_wgmma_kernel(Fp8ExpertGemmArgs args, int passes, int stream_only) {
+    mxfp4_expert_wgmma_kernel(Fp8ExpertGemmArgs args, int passes, int stream_only,
+                              __grid_constant__ CUtensorMap const x_map) {
   static_assert(kN == 8 || kN == 16 || kN == 32);
   static_assert(kStage != ExpertGemmStage::kGateUp || kWgs * 32 == kMxChunkK,
                 "L1 CTAs own one 128-output requantization group");
@@ -86,8 +89,9 @@ __global__ void __launch_bounds__((kWgs * 4 + kFeedWarps) * 32, kMinBlocks)
   float* const x_scale_stages = reinterpret_cast<float*>(stages + kStages * kStageBytes);
   if (threadIdx.x == 0) {
     for (int s = 0; s < kStages; ++s) {
-      ptx::mbarrier_init(ptx::smem_address(&full_w[s]), 1);          // expect_tx (bulk copies)
-      ptx::mbarrier_init(ptx::smem_address(&full_x[s]), 32);         // 32 cp.async lanes
+      ptx::mbarrier_init(ptx::smem_address(&full_w[s]), 1);  // expect_tx (bulk copies)
+      // 32 cp.async lanes (scales; x rows too without the tensor map) + the x rows' expect_tx.
+      ptx::mbarrier_init(ptx::smem_address(&full_x[s]), args.x_rows > 0 ? 33 : 32);
       ptx::mbarrier_init(ptx::smem_address(&empty_w[s]), kWgs * 4);  // one per consumer warp
       ptx::mbarrier_init(ptx::smem_address(&empty_x[s]), kWgs * 4);
     }
@@ -137,15 +141,25 @@ __global__ void __launch_bounds__((kWgs * 4 + kFeedWarps) * 32, kMinBlocks)
         ptx::mbarrier_wait(ptx::smem_address(&empty_x[s]),
                            (static_cast<std::uint32_t>((it + c) / kStages) & 1u) ^ 1u);
         std::uint32_t const x_stage = smem_base + static_cast<std::uint32_t>(s * kStageBytes);
+        if (args.x_rows > 0) {
+          // One TMA tensor copy of the pass's kN rows (128-byte swizzle, as the cp.async path
+          // lays them out); rows past the expert's are other experts' (their columns are never
+          // written), rows past the buffer zero-filled by the map's bound.
+          if (lane == 0) {
+            ptx::mbarrier_arrive_expect_tx(full_bar, kN * kXRowBytes);
+            ptx::tma_load_2d(x_stage, &x_map, c * kMxChunkK, pass, full_bar);
+          }
+        } else {
 #pragma unroll(kN <= 8 ? 1 : 2)
-        for (int u = lane; u < kN * 8; u += 32) {
-          int const r = u / 8;
-          int const unit = u % 8;
-          std::uint32_t const dst = x_stage + r * kXRowBytes + ((unit ^ (r & 7)) << 4);
-          bool const present = r < rows;
-          std::uint8_t const* src =
-              present ? args.x + (pass + r) * k_total + c * kMxChunkK + unit * 16 : args.x;
-          ptx::copy_16_zfill(dst, src, present ? 16u : 0u);
+          for (int u = lane; u < kN * 8; u += 32) {
+            int const r = u / 8;
+            int const unit = u % 8;
+            std::uint32_t const dst = x_stage + r * kXRowBytes + ((unit ^ (r & 7)) << 4);
+            bool const present = r < rows;
+            std::uint8_t const* src =
+                present ? args.x + (pass + r) * k_total + c * kMxChunkK + unit * 16 : args.x;
+            ptx::copy_16_zfill(dst, src, present ? 16u : 0u);
+          }
         }
         float* const x_scales = x_scale_stages + s * kN;
         for (int r = lane; r < kN; r += 32) {

@@ -19,6 +19,8 @@
 // so a warpgroup's chain waits on one narrow MMA at a time; the parts' accumulators together
 // hold kN/2 registers whatever kParts.
 
+#include <cuda.h>
+
 #include <type_traits>
 #include <utility>
 
@@ -44,10 +46,13 @@ __device__ __forceinline__ void static_for(F const& f) {
   (std::make_integer_sequence<int, kCount>{});
 }
 
+// kTmaX: thread 0 loads a stage's x rows with one TMA tensor copy (x_map, as the kernel with feed
+// warps), so the other threads copy nothing but the first kN their rows' scales.
 template <ExpertGemmStage kStage, int kWgs, int kN, int kParts, int kStages, int kMinBlocks,
-          int kLag>
+          int kLag, bool kTmaX>
 __global__ void __launch_bounds__(kWgs * 128, kMinBlocks)
-    mxfp4_expert_wgmma_wide_kernel(Fp8ExpertGemmArgs args, int passes, int stream_only) {
+    mxfp4_expert_wgmma_wide_kernel(Fp8ExpertGemmArgs args, int passes, int stream_only,
+                                   __grid_constant__ CUtensorMap const x_map) {
   static_assert(kN == 32 || kN == 64);
   static_assert(kLag >= 1 && kLag < kStages);
   static_assert(kStage != ExpertGemmStage::kGateUp || kWgs * 32 == kMxChunkK,
@@ -89,8 +94,9 @@ __global__ void __launch_bounds__(kWgs * 128, kMinBlocks)
   std::uint32_t const bars = ptx::smem_address(&barriers[0]);
   if (tid == 0) {
     for (int s = 0; s < kStages; ++s) {
-      // Every thread's cp.async arrival (.noinc) plus thread 0's expect_tx.
-      ptx::mbarrier_init(bars + 8 * s, kThreads + 1);
+      // Every thread's cp.async arrival (.noinc; with kTmaX the first kN threads') plus thread 0's
+      // expect_tx.
+      ptx::mbarrier_init(bars + 8 * s, (kTmaX ? kN : kThreads) + 1);
       ptx::mbarrier_init(bars + 8 * (kStages + s), kWgs * 4);  // one per warp
     }
     ptx::fence_barrier_init();
@@ -142,7 +148,8 @@ __global__ void __launch_bounds__(kWgs * 128, kMinBlocks)
       if (tid == 0) {
         std::uint32_t const full_bar = bars + 8 * s;
         std::uint32_t const stage = smem_base + static_cast<std::uint32_t>(s * kStageBytes);
-        ptx::mbarrier_arrive_expect_tx(full_bar, kWgs * (kMxCodeImageBytes + kScaleImageBytes));
+        ptx::mbarrier_arrive_expect_tx(full_bar, kWgs * (kMxCodeImageBytes + kScaleImageBytes) +
+                                                     (kTmaX ? kN * kXRowBytes : 0));
         // The group's kWgs images of chunk c are contiguous (mxfp4_wgmma_image).
         std::int64_t const first = static_cast<std::int64_t>(c) * kWgs;
         ptx::bulk_copy_g2s(stage + kCodesOffset, codes + first * kMxCodeImageBytes,
@@ -165,23 +172,36 @@ __global__ void __launch_bounds__(kWgs * 128, kMinBlocks)
     auto const fill_tokens = [&](int c, int use) {
       int const s = use % kStages;
       std::uint32_t const stage = smem_base + static_cast<std::uint32_t>(s * kStageBytes);
-#pragma unroll
-      for (int i = 0; i < kUnitsPerThread; ++i) {
-        int const r = r0 + kRowStep * i;
-        if (kUnits % kThreads != 0 && r >= kN) {
-          break;  // 32-row L1 passes: the second half of the threads has no unit
+      if constexpr (kTmaX) {
+        // The x rows' bytes are in thread 0's expect_tx (fill_weights, issued first).
+        if (tid == 0) {
+          ptx::tma_load_2d(stage, &x_map, c * kMxChunkK, pass, bars + 8 * s);
         }
-        bool const present = r < rows;
-        ptx::copy_16_zfill(stage + unit_dst + i * kRowStep * kXRowBytes,
-                           present ? unit_src + i * kRowStep * k_total + c * kMxChunkK : args.x,
-                           present ? 16u : 0u);
+        if (tid < kN) {
+          bool const present = tid < rows;
+          ptx::copy_4_zfill(ptx::smem_address(x_scale_stages + s * kN + tid),
+                            present ? scale_src + c : args.x_scales, present ? 4u : 0u);
+          ptx::cp_async_arrive_noinc(bars + 8 * s);
+        }
+      } else {
+#pragma unroll
+        for (int i = 0; i < kUnitsPerThread; ++i) {
+          int const r = r0 + kRowStep * i;
+          if (kUnits % kThreads != 0 && r >= kN) {
+            break;  // 32-row L1 passes: the second half of the threads has no unit
+          }
+          bool const present = r < rows;
+          ptx::copy_16_zfill(stage + unit_dst + i * kRowStep * kXRowBytes,
+                             present ? unit_src + i * kRowStep * k_total + c * kMxChunkK : args.x,
+                             present ? 16u : 0u);
+        }
+        if (tid < kN) {
+          bool const present = tid < rows;
+          ptx::copy_4_zfill(ptx::smem_address(x_scale_stages + s * kN + tid),
+                            present ? scale_src + c : args.x_scales, present ? 4u : 0u);
+        }
+        ptx::cp_async_arrive_noinc(bars + 8 * s);
       }
-      if (tid < kN) {
-        bool const present = tid < rows;
-        ptx::copy_4_zfill(ptx::smem_address(x_scale_stages + s * kN + tid),
-                          present ? scale_src + c : args.x_scales, present ? 4u : 0u);
-      }
-      ptx::cp_async_arrive_noinc(bars + 8 * s);
     };
     // Prologue: the first stages' weights go out before the rows are known to be ready, then warp
     // 0 acquires the rows' readiness counters and every thread copies its x units.

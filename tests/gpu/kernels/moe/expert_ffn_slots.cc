@@ -86,6 +86,7 @@ kernels::Fp8ExpertGemmArgs gate_up_args(DeviceExpertBatch const& batch, std::int
   args.chunks = static_cast<int>(hidden / 128);
   args.x = batch.x.data();
   args.x_scales = batch.x_scales.data();
+  args.x_rows = static_cast<std::int64_t>(batch.x.size()) / hidden;
   args.expert_offsets = batch.offsets.data();
   args.active_experts = batch.active.data();
   args.num_active = batch.num_active.data();
@@ -105,6 +106,7 @@ kernels::Fp8ExpertGemmArgs down_args(kernels::Fp8ExpertGemmArgs const& gate_up,
   down.chunks = static_cast<int>(inter / 128);
   down.x = batch.h.data();
   down.x_scales = batch.h_scales.data();
+  down.x_rows = static_cast<std::int64_t>(batch.h.size()) / inter;
   down.y = batch.y.data();
   down.ready_blocks = nullptr;
   return down;

@@ -58,6 +58,7 @@ struct Case {
   int rows_hint = 0;       // 0: the token count
   std::uint64_t seed = 0;
   Mxfp4WgmmaTuning tuning;  // the default unless a test sweeps it
+  bool tma_x = true;        // false: x_rows 0, the kernel copies x with cp.async
 };
 
 struct Weight {
@@ -172,6 +173,9 @@ Errors run_case(Case const& c) {
   args.requant = RequantScale::kPow2;
   args.swiglu_limit = 10.0f;
   args.route_weights = batch.route.data();
+  if (!c.tma_x) {
+    args.x_rows = 0;
+  }
   if (c.late_rows) {
     args.ready_blocks = d_ready.data();
     args.ready_block_rows = kBlockRows;
@@ -188,6 +192,9 @@ Errors run_case(Case const& c) {
   down.weight_scales = reinterpret_cast<float const*>(d_l2s.data());
   down.weight_stride = static_cast<std::int64_t>(l2_codes.size()) / c.experts;
   down.scale_stride = static_cast<std::int64_t>(l2_scales.size()) / c.experts;
+  if (!c.tma_x) {
+    down.x_rows = 0;
+  }
   REQUIRE(launch_mxfp4_expert_wgmma(down, stream->get(), c.tuning).to_string() == "OK");
   REQUIRE(cudaDeviceSynchronize() == cudaSuccess);
   std::vector<unsigned> error_flag(1);
@@ -232,13 +239,13 @@ Errors run_case(Case const& c) {
   CHECK(ref_norm > 0.0);  // never all-zero data
   std::printf(
       "mxfp4 expert ffn H=%lld I=%lld E=%d T=%d k=%d rows=%lld hint=%d scales=%s "
-      "%searly_release=%d pass_rows=%d wide=%d seed=%llu rel_l2_error=%.3e "
+      "%searly_release=%d pass_rows=%d wide=%d tma_x=%d seed=%llu rel_l2_error=%.3e "
       "feature_normalized_rel_l2=%.3e\n",
       static_cast<long long>(h), static_cast<long long>(inter), c.experts, c.tokens, c.top_k,
       static_cast<long long>(rows), args.rows_per_expert_hint, scales_name(c.scales),
       c.late_rows ? "late-rows " : "", c.tuning.early_release ? 1 : 0, c.tuning.pass_rows,
-      c.tuning.wide ? 1 : 0, static_cast<unsigned long long>(c.seed), errors.rel_l2,
-      errors.feature_normalized);
+      c.tuning.wide ? 1 : 0, c.tma_x ? 1 : 0, static_cast<unsigned long long>(c.seed),
+      errors.rel_l2, errors.feature_normalized);
   return errors;
 }
 
@@ -264,6 +271,7 @@ TEST_CASE("mxfp4 expert FFN matches the CPU reference at small shapes") {
   c.tokens = GENERATE(1, 5, 24);
   c.top_k = 2;
   c.scales = GENERATE(Scales::kRealistic, Scales::kNarrowMax, Scales::kExtreme);
+  c.tma_x = GENERATE(true, false);  // x by one TMA tensor copy per stage, or by cp.async
   c.seed = 100 + static_cast<std::uint64_t>(c.tokens);
   check(c);
 }
@@ -318,6 +326,7 @@ TEST_CASE(
   c.rows_hint = GENERATE(0, 16);
   c.tuning.wide = true;
   c.tuning.pass_rows = GENERATE(32, 64);
+  c.tma_x = GENERATE(true, false);
   c.seed = 61 + static_cast<std::uint64_t>(c.tokens);
   check(c);
 }
@@ -344,6 +353,7 @@ TEST_CASE("mxfp4 expert FFN waits on the token ring's readiness counters") {
   c.tokens = 20;
   c.top_k = 2;
   c.late_rows = true;
+  c.tma_x = GENERATE(true, false);
   c.seed = 23;
   check(c);
 }
