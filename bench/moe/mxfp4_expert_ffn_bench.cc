@@ -3,7 +3,9 @@
 // shape (H 5120, I 2304, 384 experts, top-6), for T tokens per rank routed over all experts on
 // one GPU ("ep1") and over one rank's eighth of them ("ep8_rank": T·8 tokens route globally, the
 // rank keeps the pairs of its 48 experts). Time is the median graph replay over 4 independent
-// routings; bytes are the touched experts' packed codes and scale images; the ceiling is the best
+// routings, the pass width chosen for the layer's rows hint (routed_rows_hint: mean + 3·sqrt(mean)
+// + 1, what the layer and the EP rank pass), the forced columns' side-by-side passes from it too;
+// bytes are the touched experts' packed codes and scale images; the ceiling is the best
 // memory rate measured in the same run (cudaMemcpy, SM copy, SM read-only stream).
 // Kernel options: "mxfp4" (checkpoint-like scales; the default Mxfp4WgmmaTuning),
 // "mxfp4_feed16"/"mxfp4_feed32" (the kernel with feed warps forced at 16- or 32-row passes),
@@ -31,6 +33,7 @@
 #include "bench/common/moe_layer_weights.h"
 #include "engine/backends/cuda/device_buffer.h"
 #include "engine/common/cuda_check.h"
+#include "kernels/moe/expert_rows_hint.h"
 #include "kernels/moe/mxfp4_expert_wgmma.h"
 #include "kernels/moe/mxfp4_expert_wgmma_layout.h"
 
@@ -161,6 +164,8 @@ struct Batch {
   int rows = 0;
   int active = 0;
   int max_rows_per_expert = 0;
+  // What the layer and the EP rank configure the GEMM for (kernels/moe/expert_rows_hint.h).
+  int rows_hint = 0;
   DeviceBuffer<std::uint8_t> x, h;
   DeviceBuffer<float> x_scales, h_scales, route;
   DeviceBuffer<std::uint16_t> y;
@@ -194,6 +199,7 @@ StatusOr<Batch> make_batch(int global_tokens, int local, std::uint64_t seed, cud
   b.rows = offsets.back();
   b.active = static_cast<int>(active.size());
   b.max_rows_per_expert = *std::max_element(count.begin(), count.end());
+  b.rows_hint = kernels::routed_rows_hint(global_tokens, kTopK, kExperts);
   std::size_t const rows = std::max(b.rows, 1);
   GCMOE_ASSIGN_OR_RETURN(b.x, DeviceBuffer<std::uint8_t>::allocate(rows * kHidden));
   GCMOE_ASSIGN_OR_RETURN(b.x_scales, DeviceBuffer<float>::allocate(rows * (kHidden / 128)));
@@ -238,7 +244,7 @@ Status launch_ffn(Kernel kernel, Weights const& w, Batch const& b, cudaStream_t 
   a.active_experts = b.active_experts.data();
   a.num_active = b.num_active.data();
   a.max_active = b.active;
-  a.rows_per_expert_hint = b.max_rows_per_expert;
+  a.rows_per_expert_hint = b.rows_hint;
   a.h = b.h.data();
   a.h_scales = b.h_scales.data();
   a.requant = kernels::RequantScale::kPow2;
@@ -290,10 +296,12 @@ Status run(Options const& options) {
       std::vector<Batch> batches;
       double active_sum = 0.0;
       int rows_sum = 0;
+      int max_rows = 0;
       for (int r = 0; r < kRotations; ++r) {
         GCMOE_ASSIGN_OR_RETURN(Batch b, make_batch(global, local, 1000 * tokens + r, stream));
         active_sum += b.active;
         rows_sum += b.rows;
+        max_rows = std::max(max_rows, b.max_rows_per_expert);
         batches.push_back(std::move(b));
       }
       GCMOE_CHECK_CUDA(cudaStreamSynchronize(stream));
@@ -327,6 +335,8 @@ Status run(Options const& options) {
       point["tokens_per_rank"] = tokens;
       point["rows"] = rows_sum / static_cast<double>(kRotations);
       point["active_experts"] = experts;
+      point["rows_hint"] = batches.front().rows_hint;
+      point["max_rows_per_expert"] = max_rows;
       point["kernels"] = per_kernel;
       points.push_back(point);
     }
@@ -340,9 +350,10 @@ Status run(Options const& options) {
          "mxfp4_expert_wgmma v4.2 (e2m1 decoded in registers to e4m3 by masks and shifts, no "
          "lookup table; register-A WGMMA m64nNk32 per k-step into two accumulators in turn, each "
          "folded with its e8m0 scale in f32; swap-AB, bulk-copy mbarrier pipeline; weight and x "
-         "parts of a stage on barriers of their own, released after the MMA; pass width by the "
-         "rows hint, kernels/moe/expert_pass_policy.h; v5: hints above 20 in the producer-less "
-         "kernel at 32 rows per pass)"},
+         "parts of a stage on barriers of their own, released after the MMA; two feed warps "
+         "(v5.1); packed images in tile-group order (v5.2); pass width by the layer's rows hint "
+         "(routed_rows_hint), kernels/moe/expert_pass_policy.h: 8 rows up to 12, 16 up to 32, "
+         "32 beyond (v5.4); x rows by a TMA tensor copy at 16- and 32-row passes (v5.3))"},
         {"mxfp4_cp_async_x", "the default with the x rows copied by cp.async (x_rows 0)"},
         {"mxfp4_feed16",
          "the kernel with feed warps forced at 16-row passes (ceil(hint / 16) side by side)"},

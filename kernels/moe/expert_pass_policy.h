@@ -28,14 +28,13 @@ struct PassBand {
 // tile for up to 128 rows instead of two 64-row passes side by side).
 inline constexpr PassBand kFp8PassBands[] = {{8, 8}, {32, 16}, {64, 64}, {96, 96}, {INT_MAX, 128}};
 
-// MXFP4 (DeepSeek V4/V4.1, bench/NOTES.md "MXFP4 expert GEMM" v4.1, v4.2, v5): 8 rows up to 20
-// (2 L1 / 4 L2 CTAs per SM; an expert with 9-20 rows streams its weights 2-3 times), then 32-row
-// passes of the producer-less kernel (v5: one L1 CTA per SM at 128 registers, 3 L2). Measured on
-// an H200 at V4.1's shape, one rank of eight (before v5.1's feed warps sped up the 8-row kernel):
-// T=64 (mean 8 rows) 8-row passes and the 32-row producer-less ones within 2%; T=128 (mean 16)
-// 510 -> 442 µs against v4.2's 16-row passes, T=256 (mean 32) 830 -> 604 against its 32-row
-// passes with a producer warp.
-inline constexpr PassBand kMxfp4PassBands[] = {{20, 8}, {INT_MAX, 32, true}};
+// MXFP4 (DeepSeek V4/V4.1, bench/NOTES.md "MXFP4 expert GEMM" v5.4): 8 rows up to 12 (2 L1 / 4
+// L2 CTAs per SM; an expert with 9-12 rows streams its weights twice), 16 up to 32 and 32 beyond,
+// all in the kernel with feed warps; the producer-less kernel (v5) is forced-only since the x rows
+// come by TMA (v5.3): measured on an H200 at V4.1's shape, one rank of eight, T=64 (hint 17) 16-row
+// passes 281 µs against 8-row ones' 357, T=128 (hint 29) 376 against the producer-less kernel's
+// 401, T=256 (hint 50) 32-row passes 521 against 543.
+inline constexpr PassBand kMxfp4PassBands[] = {{12, 8}, {32, 16}, {INT_MAX, 32}};
 
 inline constexpr int kMaxParallelPasses = 8;
 

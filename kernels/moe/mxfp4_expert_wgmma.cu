@@ -148,14 +148,23 @@ void launch_config(Kernel kernel, int threads, Fp8ExpertGemmArgs const& args,
                                             tuning.stream_only ? 1 : 0, x_map));
 }
 
+// The narrowest passes keep cp.async for x even when the launch gives x_rows: at 8 rows the TMA
+// copy measured 1-4% faster at one rank of eight but 2-10% slower at one GPU's T >= 16 (V4.1's
+// shape, bench/NOTES.md v5.4); at 16 and 32 rows it is 1.04-1.40x faster everywhere.
+inline constexpr int kMinTmaXRows = 16;
+
 template <ExpertGemmStage kStage, int kN>
 Status launch(Fp8ExpertGemmArgs const& args, Mxfp4WgmmaTuning const& tuning, int passes,
               cudaStream_t stream) {
   using C = Config<kStage, kN>;
-  GCMOE_ASSIGN_OR_RETURN(CUtensorMap const x_map, x_tensor_map<kN>(args));
+  Fp8ExpertGemmArgs x_args = args;
+  if (kN < kMinTmaXRows) {
+    x_args.x_rows = 0;
+  }
+  GCMOE_ASSIGN_OR_RETURN(CUtensorMap const x_map, x_tensor_map<kN>(x_args));
   launch_config<C, kN>(
       tuning.early_release ? kernel_for<kStage, kN, true>() : kernel_for<kStage, kN, false>(),
-      (C::kWgs * 4 + C::kFeedWarps) * 32, args, tuning, passes, x_map, stream);
+      (C::kWgs * 4 + C::kFeedWarps) * 32, x_args, tuning, passes, x_map, stream);
   return Status();
 }
 

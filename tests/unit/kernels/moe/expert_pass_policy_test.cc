@@ -21,23 +21,26 @@ void check_bands(std::span<PassBand const> bands, std::initializer_list<Want> wa
   }
 }
 
-TEST_CASE("Expert pass policy, MXFP4: 8-row passes up to 20 rows, then producer-less 32-row ones") {
+TEST_CASE("Expert pass policy, MXFP4: 8-row passes up to 12 rows, 16-row up to 32, then 32-row") {
   check_bands(kMxfp4PassBands, {{-3, 8, 1},
                                 {0, 8, 1},
                                 {1, 8, 1},
                                 {8, 8, 1},
                                 {9, 8, 2},
-                                {20, 8, 3},
-                                {21, 32, 1},
-                                {32, 32, 1},
+                                {12, 8, 2},
+                                {13, 16, 1},
+                                {16, 16, 1},
+                                {17, 16, 2},
+                                {32, 16, 2},
                                 {33, 32, 2},
                                 {64, 32, 2},
                                 {65, 32, 3},
                                 {256, 32, 8},
                                 {100000, 32, 8}});
-  CHECK_FALSE(expert_passes_for(20, kMxfp4PassBands).producer_less);
-  CHECK(expert_passes_for(21, kMxfp4PassBands).producer_less);
-  CHECK(expert_passes_for(5000, kMxfp4PassBands).producer_less);
+  // The producer-less kernel is forced-only (Mxfp4WgmmaTuning::wide).
+  for (int const hint : {1, 12, 13, 32, 33, 5000}) {
+    CHECK_FALSE(expert_passes_for(hint, kMxfp4PassBands).producer_less);
+  }
 }
 
 TEST_CASE("Expert pass policy, FP8: 8 rows up to 8, 16 up to 32, 64, 96, then 128") {
@@ -73,15 +76,19 @@ TEST_CASE("Expert pass policy: side-by-side passes cover the hint unless capped"
 }
 
 TEST_CASE("Expert pass policy at DeepSeek-V4.1's decode hints (384 experts, top-6)") {
-  // One GPU: T = 256 gives a mean of 4 rows, a hint of 11: two 8-row passes (v4.1's 1.45x point).
+  // One GPU: T = 256 gives a mean of 4 rows, a hint of 11: two 8-row passes.
   CHECK(expert_passes_for(routed_rows_hint(256, 6, 384), kMxfp4PassBands).rows == 8);
-  // One rank of eight (48 local experts): T = 64 per rank (mean 8) stays on 8-row passes, T = 128
-  // (mean 16) and T = 256 (mean 32) take the producer-less kernel's 32-row passes.
-  CHECK(expert_passes_for(routed_rows_hint(64 * 8, 6, 384), kMxfp4PassBands).rows == 8);
-  ExpertPasses const t128 = expert_passes_for(routed_rows_hint(128 * 8, 6, 384), kMxfp4PassBands);
-  CHECK((t128.rows == 32 && t128.producer_less));
+  // One rank of eight (48 local experts): T = 32 per rank (mean 4) stays on 8-row passes; T = 64
+  // (mean 8, hint 17) and T = 128 (mean 16, hint 29) take two 16-row passes side by side, T = 256
+  // (mean 32, hint 50) two 32-row ones.
+  CHECK(expert_passes_for(routed_rows_hint(32 * 8, 6, 384), kMxfp4PassBands).rows == 8);
+  for (int const t : {64, 128}) {
+    ExpertPasses const p = expert_passes_for(routed_rows_hint(t * 8, 6, 384), kMxfp4PassBands);
+    INFO("T " << t);
+    CHECK((p.rows == 16 && p.passes == 2));
+  }
   ExpertPasses const t256 = expert_passes_for(routed_rows_hint(256 * 8, 6, 384), kMxfp4PassBands);
-  CHECK((t256.rows == 32 && t256.producer_less));
+  CHECK((t256.rows == 32 && t256.passes == 2));
 }
 
 }  // namespace
