@@ -38,11 +38,17 @@ struct Config<ExpertGemmStage::kDown, kN> {
   static constexpr int kStages = kN <= 8 ? 5 : (kN <= 16 ? 6 : 8);
 };
 
-template <ExpertGemmStage kStage, int kN, bool kEarlyRelease>
+// The narrowest passes keep cp.async for x even when the launch gives x_rows: at 8 rows the TMA
+// copy measured 1-4% faster at one rank of eight but 2-10% slower at one GPU's T >= 16 (V4.1's
+// shape, bench/NOTES.md v5.4); at 16 and 32 rows it is 1.04-1.40x faster everywhere.
+inline constexpr int kMinTmaXRows = 16;
+
+template <ExpertGemmStage kStage, int kN, bool kEarlyRelease, bool kTmaX>
 constexpr auto kernel_for() {
   using C = Config<kStage, kN>;
+  static_assert(!kTmaX || kN >= kMinTmaXRows);
   return mxfp4_expert_wgmma_kernel<kStage, C::kWgs, kN, C::kStages, C::kMinBlocks, kEarlyRelease,
-                                   C::kFeedWarps>;
+                                   C::kFeedWarps, kTmaX>;
 }
 
 // The producer-less kernel (version 5, 32 or 64 rows per pass): L1 one 512-thread CTA per SM at
@@ -101,11 +107,22 @@ cudaError_t raise_wide_smem_limits() {
   return e != cudaSuccess ? e : raise_smem_limit<C, kN>(wide_kernel_for<kStage, kN, false>());
 }
 
+template <ExpertGemmStage kStage, int kN, bool kTmaX>
+cudaError_t raise_smem_limits_x() {
+  using C = Config<kStage, kN>;
+  cudaError_t const e = raise_smem_limit<C, kN>(kernel_for<kStage, kN, true, kTmaX>());
+  return e != cudaSuccess ? e : raise_smem_limit<C, kN>(kernel_for<kStage, kN, false, kTmaX>());
+}
+
 template <ExpertGemmStage kStage, int kN>
 cudaError_t raise_smem_limits() {
-  using C = Config<kStage, kN>;
-  cudaError_t const e = raise_smem_limit<C, kN>(kernel_for<kStage, kN, true>());
-  return e != cudaSuccess ? e : raise_smem_limit<C, kN>(kernel_for<kStage, kN, false>());
+  if constexpr (kN >= kMinTmaXRows) {
+    cudaError_t const e = raise_smem_limits_x<kStage, kN, true>();
+    if (e != cudaSuccess) {
+      return e;
+    }
+  }
+  return raise_smem_limits_x<kStage, kN, false>();
 }
 
 // The x rows' tensor map for kN-row passes: [x_rows, K] bytes, one 128-byte chunk of kN rows per
@@ -148,24 +165,30 @@ void launch_config(Kernel kernel, int threads, Fp8ExpertGemmArgs const& args,
                                             tuning.stream_only ? 1 : 0, x_map));
 }
 
-// The narrowest passes keep cp.async for x even when the launch gives x_rows: at 8 rows the TMA
-// copy measured 1-4% faster at one rank of eight but 2-10% slower at one GPU's T >= 16 (V4.1's
-// shape, bench/NOTES.md v5.4); at 16 and 32 rows it is 1.04-1.40x faster everywhere.
-inline constexpr int kMinTmaXRows = 16;
+template <ExpertGemmStage kStage, int kN, bool kTmaX>
+Status launch_x(Fp8ExpertGemmArgs const& args, Mxfp4WgmmaTuning const& tuning, int passes,
+                cudaStream_t stream) {
+  using C = Config<kStage, kN>;
+  Fp8ExpertGemmArgs x_args = args;
+  if (!kTmaX) {
+    x_args.x_rows = 0;
+  }
+  GCMOE_ASSIGN_OR_RETURN(CUtensorMap const x_map, x_tensor_map<kN>(x_args));
+  launch_config<C, kN>(tuning.early_release ? kernel_for<kStage, kN, true, kTmaX>()
+                                            : kernel_for<kStage, kN, false, kTmaX>(),
+                       (C::kWgs * 4 + C::kFeedWarps) * 32, x_args, tuning, passes, x_map, stream);
+  return Status();
+}
 
 template <ExpertGemmStage kStage, int kN>
 Status launch(Fp8ExpertGemmArgs const& args, Mxfp4WgmmaTuning const& tuning, int passes,
               cudaStream_t stream) {
-  using C = Config<kStage, kN>;
-  Fp8ExpertGemmArgs x_args = args;
-  if (kN < kMinTmaXRows) {
-    x_args.x_rows = 0;
+  if constexpr (kN >= kMinTmaXRows) {
+    if (args.x_rows > 0) {
+      return launch_x<kStage, kN, true>(args, tuning, passes, stream);
+    }
   }
-  GCMOE_ASSIGN_OR_RETURN(CUtensorMap const x_map, x_tensor_map<kN>(x_args));
-  launch_config<C, kN>(
-      tuning.early_release ? kernel_for<kStage, kN, true>() : kernel_for<kStage, kN, false>(),
-      (C::kWgs * 4 + C::kFeedWarps) * 32, x_args, tuning, passes, x_map, stream);
-  return Status();
+  return launch_x<kStage, kN, false>(args, tuning, passes, stream);
 }
 
 template <ExpertGemmStage kStage, int kN>

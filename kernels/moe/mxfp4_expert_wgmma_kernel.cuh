@@ -42,9 +42,11 @@ __host__ __device__ constexpr int stage_bytes() {
 // with kEarlyRelease the consumers hand the weight part back as soon as they have loaded their
 // share into registers, before the decode and the MMA, so the next bulk copy into it starts a
 // chunk's compute earlier (the x rows, read by the WGMMA from shared memory, are released after
-// it). stream_only (benchmark probe): the consumers release both parts unread.
+// it). stream_only (benchmark probe): the consumers release both parts unread. kTmaX: the x rows
+// come by one TMA tensor copy per stage through x_map (else cp.async); a template parameter, not a
+// runtime branch on x_rows: the branch cost the cp.async path 2-10% (bench/NOTES.md v5.4).
 template <ExpertGemmStage kStage, int kWgs, int kN, int kStages, int kMinBlocks, bool kEarlyRelease,
-          int kFeedWarps>
+          int kFeedWarps, bool kTmaX>
 __global__ void __launch_bounds__((kWgs * 4 + kFeedWarps) * 32, kMinBlocks)
     mxfp4_expert_wgmma_kernel(Fp8ExpertGemmArgs args, int passes, int stream_only,
                               __grid_constant__ CUtensorMap const x_map) {
@@ -91,7 +93,7 @@ __global__ void __launch_bounds__((kWgs * 4 + kFeedWarps) * 32, kMinBlocks)
     for (int s = 0; s < kStages; ++s) {
       ptx::mbarrier_init(ptx::smem_address(&full_w[s]), 1);  // expect_tx (bulk copies)
       // 32 cp.async lanes (scales; x rows too without the tensor map) + the x rows' expect_tx.
-      ptx::mbarrier_init(ptx::smem_address(&full_x[s]), args.x_rows > 0 ? 33 : 32);
+      ptx::mbarrier_init(ptx::smem_address(&full_x[s]), kTmaX ? 33 : 32);
       ptx::mbarrier_init(ptx::smem_address(&empty_w[s]), kWgs * 4);  // one per consumer warp
       ptx::mbarrier_init(ptx::smem_address(&empty_x[s]), kWgs * 4);
     }
@@ -141,7 +143,7 @@ __global__ void __launch_bounds__((kWgs * 4 + kFeedWarps) * 32, kMinBlocks)
         ptx::mbarrier_wait(ptx::smem_address(&empty_x[s]),
                            (static_cast<std::uint32_t>((it + c) / kStages) & 1u) ^ 1u);
         std::uint32_t const x_stage = smem_base + static_cast<std::uint32_t>(s * kStageBytes);
-        if (args.x_rows > 0) {
+        if constexpr (kTmaX) {
           // One TMA tensor copy of the pass's kN rows (128-byte swizzle, as the cp.async path
           // lays them out); rows past the expert's are other experts' (their columns are never
           // written), rows past the buffer zero-filled by the map's bound.
