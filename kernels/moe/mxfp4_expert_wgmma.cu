@@ -125,15 +125,11 @@ cudaError_t raise_smem_limits() {
   return raise_smem_limits_x<kStage, kN, false>();
 }
 
-// The x rows' tensor map for kN-row passes: [x_rows, K] bytes, one 128-byte chunk of kN rows per
-// box, 128-byte swizzle (the layout the consumers' WGMMA descriptor reads); zeros when x_rows is 0
-// (the kernel then copies x with cp.async).
+// The x rows' tensor map for kN-row passes: [x_rows, K] bytes (x_rows > 0), one 128-byte chunk of
+// kN rows per box, 128-byte swizzle (the layout the consumers' WGMMA descriptor reads).
 template <int kN>
 StatusOr<CUtensorMap> x_tensor_map(Fp8ExpertGemmArgs const& args) {
   CUtensorMap map{};
-  if (args.x_rows <= 0) {
-    return map;
-  }
   GCMOE_ASSIGN_OR_RETURN(cuda::DriverApi const* driver, cuda::driver_api());
   cuuint64_t const k_total = static_cast<cuuint64_t>(args.chunks) * kMxChunkK;
   cuuint64_t const dims[2] = {k_total, static_cast<cuuint64_t>(args.x_rows)};
@@ -150,12 +146,22 @@ StatusOr<CUtensorMap> x_tensor_map(Fp8ExpertGemmArgs const& args) {
   return map;
 }
 
+// The kernel's x map parameter: the tensor map with kTmaX (x_rows > 0), else an empty one.
+template <int kN, bool kTmaX>
+StatusOr<mxfp4_wgmma::XMap<kTmaX>> x_map_for(Fp8ExpertGemmArgs const& args) {
+  if constexpr (kTmaX) {
+    return x_tensor_map<kN>(args);
+  } else {
+    return mxfp4_wgmma::NoXMap{};
+  }
+}
+
 // One launch of configuration C's kernel over the tile groups (x: tile groups times passes side
 // by side, y: the active list's slots); errors surface through GCMOE_CHECK_LAUNCH after it
 // (cudaGetLastError).
-template <typename C, int kN, typename Kernel>
+template <typename C, int kN, typename Kernel, typename XMapParam>
 void launch_config(Kernel kernel, int threads, Fp8ExpertGemmArgs const& args,
-                   Mxfp4WgmmaTuning const& tuning, int passes, CUtensorMap const& x_map,
+                   Mxfp4WgmmaTuning const& tuning, int passes, XMapParam const& x_map,
                    cudaStream_t stream) {
   int const tiles64 = args.tiles * 16 / kMxTileRows;
   dim3 const grid(static_cast<unsigned>(tiles64 / C::kWgs * passes),
@@ -169,14 +175,10 @@ template <ExpertGemmStage kStage, int kN, bool kTmaX>
 Status launch_x(Fp8ExpertGemmArgs const& args, Mxfp4WgmmaTuning const& tuning, int passes,
                 cudaStream_t stream) {
   using C = Config<kStage, kN>;
-  Fp8ExpertGemmArgs x_args = args;
-  if (!kTmaX) {
-    x_args.x_rows = 0;
-  }
-  GCMOE_ASSIGN_OR_RETURN(CUtensorMap const x_map, x_tensor_map<kN>(x_args));
+  GCMOE_ASSIGN_OR_RETURN(auto const x_map, (x_map_for<kN, kTmaX>(args)));
   launch_config<C, kN>(tuning.early_release ? kernel_for<kStage, kN, true, kTmaX>()
                                             : kernel_for<kStage, kN, false, kTmaX>(),
-                       (C::kWgs * 4 + C::kFeedWarps) * 32, x_args, tuning, passes, x_map, stream);
+                       (C::kWgs * 4 + C::kFeedWarps) * 32, args, tuning, passes, x_map, stream);
   return Status();
 }
 
@@ -191,15 +193,21 @@ Status launch(Fp8ExpertGemmArgs const& args, Mxfp4WgmmaTuning const& tuning, int
   return launch_x<kStage, kN, false>(args, tuning, passes, stream);
 }
 
+template <ExpertGemmStage kStage, int kN, bool kTmaX>
+Status launch_wide_x(Fp8ExpertGemmArgs const& args, Mxfp4WgmmaTuning const& tuning, int passes,
+                     cudaStream_t stream) {
+  using C = WideConfig<kStage, kN>;
+  GCMOE_ASSIGN_OR_RETURN(auto const x_map, (x_map_for<kN, kTmaX>(args)));
+  launch_config<C, kN>(wide_kernel_for<kStage, kN, kTmaX>(), C::kWgs * 128, args, tuning, passes,
+                       x_map, stream);
+  return Status();
+}
+
 template <ExpertGemmStage kStage, int kN>
 Status launch_wide(Fp8ExpertGemmArgs const& args, Mxfp4WgmmaTuning const& tuning, int passes,
                    cudaStream_t stream) {
-  using C = WideConfig<kStage, kN>;
-  GCMOE_ASSIGN_OR_RETURN(CUtensorMap const x_map, x_tensor_map<kN>(args));
-  launch_config<C, kN>(
-      args.x_rows > 0 ? wide_kernel_for<kStage, kN, true>() : wide_kernel_for<kStage, kN, false>(),
-      C::kWgs * 128, args, tuning, passes, x_map, stream);
-  return Status();
+  return args.x_rows > 0 ? launch_wide_x<kStage, kN, true>(args, tuning, passes, stream)
+                         : launch_wide_x<kStage, kN, false>(args, tuning, passes, stream);
 }
 
 // The pass width and the passes side by side: expert_pass_policy.h, kMxfp4PassBands.

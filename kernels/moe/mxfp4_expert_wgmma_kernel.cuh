@@ -5,6 +5,8 @@
 
 #include <cuda.h>
 
+#include <type_traits>
+
 #include "kernels/hopper/ptx.cuh"
 #include "kernels/hopper/wgmma_register_a.cuh"
 #include "kernels/moe/expert_cta_prologue.cuh"
@@ -27,6 +29,13 @@ using mxfp4_decode::read_special;
 using mxfp4_decode::step_scale;
 
 using expert_epilogue::finish_pass;
+
+// The x rows' tensor map, a kernel parameter only where the kernel copies x by TMA: the 8-row
+// kernels with a 128-byte map parameter they never read measured 7-13% slower at one GPU's T >= 32
+// (thousands of CTAs per launch) than with none, SASS otherwise identical (bench/NOTES.md v5.4).
+struct NoXMap {};
+template <bool kTmaX>
+using XMap = std::conditional_t<kTmaX, CUtensorMap, NoXMap>;
 constexpr int kScaleImageBytes = kMxScaleImageWords * 4;  // 256
 constexpr int kXRowBytes = kMxChunkK;                     // one FP8 x row of a chunk
 
@@ -49,7 +58,7 @@ template <ExpertGemmStage kStage, int kWgs, int kN, int kStages, int kMinBlocks,
           int kFeedWarps, bool kTmaX>
 __global__ void __launch_bounds__((kWgs * 4 + kFeedWarps) * 32, kMinBlocks)
     mxfp4_expert_wgmma_kernel(Fp8ExpertGemmArgs args, int passes, int stream_only,
-                              __grid_constant__ CUtensorMap const x_map) {
+                              __grid_constant__ XMap<kTmaX> const x_map) {
   static_assert(kN == 8 || kN == 16 || kN == 32);
   static_assert(kStage != ExpertGemmStage::kGateUp || kWgs * 32 == kMxChunkK,
                 "L1 CTAs own one 128-output requantization group");

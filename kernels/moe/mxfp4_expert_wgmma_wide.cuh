@@ -52,7 +52,7 @@ template <ExpertGemmStage kStage, int kWgs, int kN, int kParts, int kStages, int
           int kLag, bool kTmaX>
 __global__ void __launch_bounds__(kWgs * 128, kMinBlocks)
     mxfp4_expert_wgmma_wide_kernel(Fp8ExpertGemmArgs args, int passes, int stream_only,
-                                   __grid_constant__ CUtensorMap const x_map) {
+                                   __grid_constant__ XMap<kTmaX> const x_map) {
   static_assert(kN == 32 || kN == 64);
   static_assert(kLag >= 1 && kLag < kStages);
   static_assert(kStage != ExpertGemmStage::kGateUp || kWgs * 32 == kMxChunkK,
