@@ -30,9 +30,10 @@ using mxfp4_decode::step_scale;
 
 using expert_epilogue::finish_pass;
 
-// The x rows' tensor map, a kernel parameter only where the kernel copies x by TMA: the 8-row
-// kernels with a 128-byte map parameter they never read measured 7-13% slower at one GPU's T >= 32
-// (thousands of CTAs per launch) than with none, SASS otherwise identical (bench/NOTES.md v5.4).
+// The x rows' tensor map, a kernel parameter only where the kernel copies x by TMA: with the unread
+// 128-byte parameter the 8-row kernels measured 7-13% slower than v5.2's at one GPU's T >= 32
+// (thousands of short CTAs per launch), without it 5-6%, SASS otherwise identical (bench/NOTES.md
+// v5.4).
 struct NoXMap {};
 template <bool kTmaX>
 using XMap = std::conditional_t<kTmaX, CUtensorMap, NoXMap>;
