@@ -15,7 +15,8 @@
 //
 // Per model and shared-expert setting, the sweep then picks a per-bucket partition plan
 // (kernels/moe/gc_partition_plan.h: the fastest comm size where it beats the sequential layer by
-// --min-gain, else no partition) and times the planned layer again at every point.
+// --min-gain, else no partition) and times the planned layer again at every point, once alone and
+// then in kBackToBackRounds rounds alternating with the faster sequential graph ("back_to_back").
 //
 // Usage: bench_moe_layer [--out FILE] [--reps 20] [--layers 4] [--commit SHA] [--comm 8,16,...]
 //                        [--model glm5.2|deepseek-v4.1|all] [--tokens N] [--min-gain 1.02]
@@ -91,6 +92,42 @@ StatusOr<double> time_gc_layer(kernels::GcMoeLayer& layer,
                          }));
   GCMOE_RETURN_IF_ERROR(layer.synchronize());
   return us / options.layers;
+}
+
+// Rounds of the back-to-back comparison: the planned layer and the sequential graph timed in turn,
+// so drift over the run (up to 6% between two timings of one graph at T >= 64, bench/NOTES.md "V4.1
+// with MXFP4 v5.4") falls on both alike.
+constexpr int kBackToBackRounds = 5;
+
+struct BackToBack {
+  double planned_us = 0.0;
+  double sequential_us = 0.0;
+};
+
+// The planned layer and the sequential graph (its placement of the shared expert the faster of the
+// sweep's), each timed kBackToBackRounds times alternately; medians per layer.
+StatusOr<BackToBack> time_back_to_back(kernels::GcMoeLayer& planned, kernels::GcMoeLayer& baseline,
+                                       kernels::MoeLayerDeviceWeights const& weights,
+                                       float const* x, float* out, int tokens,
+                                       kernels::SharedExpertLaunch placement,
+                                       Options const& options, cudaStream_t stream) {
+  GCMOE_ASSIGN_OR_RETURN(cuda::Graph const sequential,
+                         baseline.sequential_graph(weights, x, out, tokens, stream, placement));
+  std::vector<double> planned_us;
+  std::vector<double> sequential_us;
+  for (int round = 0; round < kBackToBackRounds; ++round) {
+    GCMOE_ASSIGN_OR_RETURN(double const seq, time_launches(stream, options.reps, [&]() -> Status {
+                             for (int l = 0; l < options.layers; ++l) {
+                               GCMOE_RETURN_IF_ERROR(sequential.launch(stream));
+                             }
+                             return Status();
+                           }));
+    sequential_us.push_back(seq / options.layers);
+    GCMOE_ASSIGN_OR_RETURN(double const gc,
+                           time_gc_layer(planned, weights, x, out, tokens, options));
+    planned_us.push_back(gc);
+  }
+  return BackToBack{.planned_us = median(planned_us), .sequential_us = median(sequential_us)};
 }
 
 StatusOr<nlohmann::json> run_model(ModelShape const& m, Options const& options, double ceiling_gbps,
@@ -286,9 +323,26 @@ StatusOr<nlohmann::json> run_model(ModelShape const& m, Options const& options, 
                                                   ? measured[i].sequential_separate_us
                                                   : measured[i].sequential_us);
       point["planned_speedup_over_sequential"] = seq / per_layer;
-      fmt::print("{} {:>4} planned comm {:>3} SMs {:>9.1f} us  {:>5.2f}x sequential\n",
-                 shared ? "shared " : "routed ", tokens, planned.comm_sms(tokens), per_layer,
-                 seq / per_layer);
+      // The same comparison with both timed in turn (the ratio above compares timings taken at
+      // different moments of the run), against the baseline's faster placement of the shared
+      // expert (its own launches only, when it is packed apart).
+      bool const separate =
+          shared && (apart || measured[i].sequential_separate_us < measured[i].sequential_us);
+      GCMOE_ASSIGN_OR_RETURN(
+          BackToBack const b2b,
+          time_back_to_back(planned, *layers.front(), weights, x.data(), out.data(), tokens,
+                            separate ? kernels::SharedExpertLaunch::kSeparate
+                                     : kernels::SharedExpertLaunch::kWithRouted,
+                            options, stream));
+      point["back_to_back"] = {{"rounds", kBackToBackRounds},
+                               {"planned_us", b2b.planned_us},
+                               {"sequential_us", b2b.sequential_us},
+                               {"planned_speedup", b2b.sequential_us / b2b.planned_us}};
+      fmt::print(
+          "{} {:>4} planned comm {:>3} SMs {:>9.1f} us  {:>5.2f}x sequential; back to back "
+          "{:>9.1f} vs {:>9.1f} us: {:>5.2f}x\n",
+          shared ? "shared " : "routed ", tokens, planned.comm_sms(tokens), per_layer,
+          seq / per_layer, b2b.planned_us, b2b.sequential_us, b2b.sequential_us / b2b.planned_us);
     }
     plans[shared ? "with_shared_expert" : "routed_only"] = nlohmann::json::parse(plan.to_json());
   }
