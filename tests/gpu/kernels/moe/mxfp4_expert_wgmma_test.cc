@@ -1,267 +1,21 @@
 // MXFP4 expert FFN on the GPU (kernels/moe/mxfp4_expert_wgmma.h: L1 gate/up + DeepSeek SwiGLU
-// clamp + routing weight + pow2 FP8 requantization, then L2 down to bf16) against the CPU
-// reference kernels/moe/expert_ffn_ref.h on the dequantized MXFP4 weights with the
-// kDeepseekUe8m0 activation recipe, on random routed batches: small shapes and DeepSeek's expert
-// shapes (V4.1-Flash H 5120, I 2304; V4-Flash H 4096, I 2048), realistic and extreme e8m0 bytes.
+// clamp + routing weight + pow2 FP8 requantization, then L2 down to bf16), the kernel with feed
+// warps, against the CPU reference (mxfp4_expert_ffn_case.h) on random routed batches: small shapes
+// and DeepSeek's expert shapes (V4.1-Flash H 5120, I 2304; V4-Flash H 4096, I 2048), realistic and
+// extreme e8m0 bytes; and the arguments the launcher refuses.
 #include "kernels/moe/mxfp4_expert_wgmma.h"
 
-#include <algorithm>
-#include <cmath>
-#include <cstdio>
-#include <random>
-#include <vector>
+#include <cstdint>
 
-#include "engine/backends/cuda/stream.h"
-#include "engine/formats/activation_quant.h"
-#include "engine/formats/bf16.h"
-#include "engine/formats/mxfp4.h"
-#include "kernels/moe/expert_ffn_ref.h"
-#include "kernels/moe/mxfp4_expert_wgmma_layout.h"
-#include "tests/gpu/kernels/moe/expert_ffn_slots.h"
+#include "tests/gpu/kernels/moe/mxfp4_expert_ffn_case.h"
 #include "tests/support/catch.h"
-#include "tests/support/device_upload.h"
-#include "tests/support/error_norm.h"
 
 namespace gcmoe::kernels {
 namespace {
 
-using formats::ActivationRecipe;
-
-// How the e8m0 bytes are drawn.
-enum class Scales {
-  kRealistic,  // per 32-block bytes 116..122 (2^-11..2^-5): checkpoint-like
-  kNarrowMax,  // per row a base, blocks base - 11 .. base
-  kExtreme,    // blocks of a chunk base, base - 5, base - 12, base - 20, base - 40 mixed;
-               // down rows' bases anywhere in 67..167 (2^-60..2^+40)
-};
-
-char const* scales_name(Scales s) {
-  switch (s) {
-    case Scales::kRealistic:
-      return "realistic";
-    case Scales::kNarrowMax:
-      return "narrow-max-spread";
-    case Scales::kExtreme:
-      return "extreme-mixed";
-  }
-  return "?";
-}
-
-struct Case {
-  std::int64_t hidden = 0;
-  std::int64_t inter = 0;
-  int experts = 0;
-  int tokens = 0;
-  int top_k = 0;
-  Scales scales = Scales::kRealistic;
-  bool late_rows = false;  // readiness counters set 50 ms after L1 starts
-  int rows_hint = 0;       // 0: the token count
-  std::uint64_t seed = 0;
-  Mxfp4WgmmaTuning tuning;  // the default unless a test sweeps it
-  bool tma_x = true;        // false: x_rows 0, the kernel copies x with cp.async
-};
-
-struct Weight {
-  formats::Mxfp4Weight q;
-  std::vector<float> dequantized;
-};
-
-Weight make_weight(std::int64_t rows, std::int64_t cols, Scales scales, bool down,
-                   std::mt19937_64& rng) {
-  Weight w;
-  w.q.dims = {rows, cols};
-  w.q.packed.resize(static_cast<std::size_t>(rows * cols / 2));
-  std::uniform_int_distribution<int> byte(0, 255);
-  for (auto& b : w.q.packed) {
-    b = static_cast<std::uint8_t>(byte(rng));
-  }
-  std::int64_t const blocks = cols / 32;
-  w.q.scales.resize(static_cast<std::size_t>(rows * blocks));
-  std::uniform_int_distribution<int> realistic(116, 122);
-  std::uniform_int_distribution<int> narrow(0, 11);
-  std::uniform_int_distribution<int> base_l1(119, 123);
-  std::uniform_int_distribution<int> base_down(67, 167);
-  std::uniform_int_distribution<int> pick(0, 4);
-  constexpr int kExtremeOffsets[] = {0, -5, -12, -20, -40};
-  for (std::int64_t r = 0; r < rows; ++r) {
-    int const base = scales == Scales::kExtreme && down ? base_down(rng) : base_l1(rng);
-    for (std::int64_t b = 0; b < blocks; ++b) {
-      int v = 0;
-      switch (scales) {
-        case Scales::kRealistic:
-          v = realistic(rng);
-          break;
-        case Scales::kNarrowMax:
-          v = base - narrow(rng);
-          break;
-        case Scales::kExtreme:
-          // The first block of every chunk carries the base: each chunk mixes it with far
-          // smaller blocks.
-          v = base + (b % 4 == 0 ? 0 : kExtremeOffsets[pick(rng)]);
-          break;
-      }
-      w.q.scales[static_cast<std::size_t>(r * blocks + b)] = static_cast<std::uint8_t>(v);
-    }
-  }
-  w.dequantized.resize(static_cast<std::size_t>(rows * cols));
-  REQUIRE(formats::dequantize_mxfp4(w.q.packed, w.q.scales, w.q.dims, w.dequantized).ok());
-  return w;
-}
-
-using testing::upload;
-
-struct Errors {
-  double rel_l2 = 0.0;
-  double feature_normalized = 0.0;  // rel-L2 with each output feature over its row's scale
-};
-
-Errors run_case(Case const& c) {
-  std::mt19937_64 rng(c.seed);
-  std::int64_t const h = c.hidden;
-  std::int64_t const inter = c.inter;
-  struct Expert {
-    Weight gate, up, down;
-  };
-  std::vector<Expert> experts;
-  std::vector<std::uint8_t> l1_codes, l2_codes;
-  std::vector<std::uint32_t> l1_scales, l2_scales;
-  for (int e = 0; e < c.experts; ++e) {
-    Expert ex{make_weight(inter, h, c.scales, false, rng),
-              make_weight(inter, h, c.scales, false, rng),
-              make_weight(h, inter, c.scales, true, rng)};
-    auto l1 = pack_gate_up_mxfp4_wgmma({ex.gate.q.dims, ex.gate.q.packed, ex.gate.q.scales},
-                                       {ex.up.q.dims, ex.up.q.packed, ex.up.q.scales});
-    auto l2 = pack_down_mxfp4_wgmma({ex.down.q.dims, ex.down.q.packed, ex.down.q.scales});
-    REQUIRE(l1.ok());
-    REQUIRE(l2.ok());
-    l1_codes.insert(l1_codes.end(), l1->codes.begin(), l1->codes.end());
-    l1_scales.insert(l1_scales.end(), l1->scales.begin(), l1->scales.end());
-    l2_codes.insert(l2_codes.end(), l2->codes.begin(), l2->codes.end());
-    l2_scales.insert(l2_scales.end(), l2->scales.begin(), l2->scales.end());
-    experts.push_back(std::move(ex));
-  }
-
-  // Route: top_k distinct experts per token; slots grouped by expert.
-  std::vector<std::vector<int>> const tokens_of =
-      testing::route_top_k(c.tokens, c.experts, c.top_k, false, rng);
-  std::vector<float> const x = testing::random_tokens(c.tokens, h, rng);
-  testing::ExpertSlots const slots = testing::group_by_expert(tokens_of, x, h, rng);
-  std::vector<int> const& offsets = slots.offsets;
-  std::int64_t const rows = slots.rows();
-  auto xq = formats::quantize_activations(ActivationRecipe::kDeepseekUe8m0, slots.x, rows, h);
-  REQUIRE(xq.ok());
-
-  auto d_l1 = upload(l1_codes);
-  auto d_l1s = upload(l1_scales);
-  auto d_l2 = upload(l2_codes);
-  auto d_l2s = upload(l2_scales);
-  testing::DeviceExpertBatch const batch = testing::upload_batch(slots, *xq, h, inter);
-
-  REQUIRE(preload_mxfp4_expert_wgmma().ok());
-  auto stream = cuda::Stream::create();
-  REQUIRE(stream.ok());
-  constexpr int kBlockRows = 8;
-  int const ready_blocks = static_cast<int>(rows / kBlockRows) + 1;
-  auto d_ready = upload(std::vector<int>(static_cast<std::size_t>(ready_blocks), 0));
-  auto d_error = upload(std::vector<unsigned>{0u});
-  Fp8ExpertGemmArgs args =
-      testing::gate_up_args(batch, h, inter, c.rows_hint > 0 ? c.rows_hint : c.tokens);
-  args.weights = d_l1.data();
-  args.weight_scales = reinterpret_cast<float const*>(d_l1s.data());
-  args.weight_stride = static_cast<std::int64_t>(l1_codes.size()) / c.experts;
-  args.scale_stride = static_cast<std::int64_t>(l1_scales.size()) / c.experts;
-  args.requant = RequantScale::kPow2;
-  args.swiglu_limit = 10.0f;
-  args.route_weights = batch.route.data();
-  if (!c.tma_x) {
-    args.x_rows = 0;
-  }
-  if (c.late_rows) {
-    args.ready_blocks = d_ready.data();
-    args.ready_block_rows = kBlockRows;
-    args.ready_epoch = 3;
-    args.error = d_error.data();
-    args.ready_timeout_ns = 10'000'000'000;
-  }
-  REQUIRE(launch_mxfp4_expert_wgmma(args, stream->get(), c.tuning).to_string() == "OK");
-  if (c.late_rows) {
-    testing::release_rows_late(stream->get(), d_ready.data(), ready_blocks, 3);
-  }
-  Fp8ExpertGemmArgs down = testing::down_args(args, batch, h, inter);
-  down.weights = d_l2.data();
-  down.weight_scales = reinterpret_cast<float const*>(d_l2s.data());
-  down.weight_stride = static_cast<std::int64_t>(l2_codes.size()) / c.experts;
-  down.scale_stride = static_cast<std::int64_t>(l2_scales.size()) / c.experts;
-  if (!c.tma_x) {
-    down.x_rows = 0;
-  }
-  REQUIRE(launch_mxfp4_expert_wgmma(down, stream->get(), c.tuning).to_string() == "OK");
-  REQUIRE(cudaDeviceSynchronize() == cudaSuccess);
-  std::vector<unsigned> error_flag(1);
-  REQUIRE(d_error.copy_to_host(error_flag).ok());
-  CHECK(error_flag[0] == 0u);
-
-  std::vector<std::uint16_t> y_bits(static_cast<std::size_t>(rows * h));
-  REQUIRE(batch.y.copy_to_host(y_bits).ok());
-  std::vector<float> y(y_bits.size());
-  std::transform(y_bits.begin(), y_bits.end(), y.begin(), formats::decode_bf16);
-
-  ExpertFfnOptions options;
-  options.activation_recipe = ActivationRecipe::kDeepseekUe8m0;
-  options.swiglu_limit = 10.0f;
-  options.weight_before_down = true;
-  std::vector<DenseExpertWeights> dense;
-  for (auto const& e : experts) {
-    dense.push_back({h, inter, e.gate.dequantized, e.up.dequantized, e.down.dequantized});
-  }
-  std::vector<float> const ref = testing::expert_ffn_reference(slots, dense, options);
-  Errors errors;
-  errors.rel_l2 = testing::relative_l2_error(y, ref);
-  // Each output feature divided by its down row's largest scale (2^(max byte - 127)), so features
-  // of wildly different scales (extreme bytes: 2^-60 .. 2^+40) all weigh in the error.
-  std::vector<float> y_norm(y.size()), ref_norm_features(y.size());
-  std::int64_t const blocks = inter / 32;
-  for (int e = 0; e < c.experts; ++e) {
-    for (std::int64_t col = 0; col < h; ++col) {
-      auto const* b = experts[e].down.q.scales.data() + col * blocks;
-      double const s = std::ldexp(1.0, static_cast<int>(*std::max_element(b, b + blocks)) - 127);
-      for (std::int64_t r = offsets[e]; r < offsets[e + 1]; ++r) {
-        y_norm[r * h + col] = static_cast<float>(y[r * h + col] / s);
-        ref_norm_features[r * h + col] = static_cast<float>(ref[r * h + col] / s);
-      }
-    }
-  }
-  errors.feature_normalized = testing::relative_l2_error(y_norm, ref_norm_features);
-  double ref_norm = 0.0;
-  for (float const v : ref) {
-    ref_norm += static_cast<double>(v) * v;
-  }
-  CHECK(ref_norm > 0.0);  // never all-zero data
-  std::printf(
-      "mxfp4 expert ffn H=%lld I=%lld E=%d T=%d k=%d rows=%lld hint=%d scales=%s "
-      "%searly_release=%d pass_rows=%d wide=%d tma_x=%d seed=%llu rel_l2_error=%.3e "
-      "feature_normalized_rel_l2=%.3e\n",
-      static_cast<long long>(h), static_cast<long long>(inter), c.experts, c.tokens, c.top_k,
-      static_cast<long long>(rows), args.rows_per_expert_hint, scales_name(c.scales),
-      c.late_rows ? "late-rows " : "", c.tuning.early_release ? 1 : 0, c.tuning.pass_rows,
-      c.tuning.wide ? 1 : 0, c.tma_x ? 1 : 0, static_cast<unsigned long long>(c.seed),
-      errors.rel_l2, errors.feature_normalized);
-  return errors;
-}
-
-// The kernel multiplies exactly the dequantized weights (every e2m1 value times 2^-6 is an e4m3
-// number; each k-step's scale is an exact power-of-two f32 factor) and the
-// reference's FP8 activations; what differs is the fp32 summation order, which can move an h
-// element across an e4m3 rounding boundary, and y's bf16 rounding (2^-9 relative). 1e-2 (as
-// for FP8) leaves room for that and catches any real bug (a wrong scale, nibble or fragment gives
-// errors of order 1), also with every output feature normalized by its row's scale.
-constexpr double kBound = 1e-2;
-
-void check(Case const& c) {
-  Errors const e = run_case(c);
-  CHECK(e.rel_l2 < kBound);
-  CHECK(e.feature_normalized < kBound);
-}
+using mxfp4_ffn_test::Case;
+using mxfp4_ffn_test::check;
+using mxfp4_ffn_test::Scales;
 
 TEST_CASE("mxfp4 expert FFN matches the CPU reference at small shapes") {
   Case c;
@@ -276,8 +30,8 @@ TEST_CASE("mxfp4 expert FFN matches the CPU reference at small shapes") {
   check(c);
 }
 
-// Hint T: 8-row passes side by side (T = 12) or the policy's producer-less 32-row passes, and the
-// kernel with a producer warp forced at 16 and 32 rows (configurations the policy no longer picks).
+// Hint T (12, 45, 150): the policy's 8-row passes side by side (T = 12) or 32-row ones (x by TMA),
+// and the kernel forced at 16 and 32 rows for every hint (ceil(T / rows) passes side by side).
 TEST_CASE("mxfp4 expert FFN: skewed experts take wider passes, side by side") {
   Case c;
   c.hidden = 512;
@@ -306,42 +60,6 @@ TEST_CASE("mxfp4 expert FFN: stages released early or after the MMA match the re
   c.tuning.early_release = GENERATE(true, false);
   c.rows_hint = GENERATE(8, 0);  // 8: the 8-row kernels; 0: the token count (32-row passes)
   c.seed = 41;
-  check(c);
-}
-
-// Version 5's producer-less kernel, forced: 32- and 64-row passes over experts of ~6, ~22 and ~75
-// rows; hint T runs ceil(T / rows) passes side by side, hint 16 one pass per tile group, so an
-// expert with more rows loops over passes inside its CTAs (the stage uses carry across passes);
-// the 45-token batch waits on late readiness counters.
-TEST_CASE(
-    "mxfp4 expert FFN: the producer-less kernel's 32- and 64-row passes match the reference") {
-  Case c;
-  c.hidden = 512;
-  c.inter = 256;
-  c.experts = 4;
-  c.tokens = GENERATE(12, 45, 150);
-  c.top_k = 2;
-  c.scales = Scales::kExtreme;
-  c.late_rows = c.tokens == 45;
-  c.rows_hint = GENERATE(0, 16);
-  c.tuning.wide = true;
-  c.tuning.pass_rows = GENERATE(32, 64);
-  c.tma_x = GENERATE(true, false);
-  c.seed = 61 + static_cast<std::uint64_t>(c.tokens);
-  check(c);
-}
-
-TEST_CASE("mxfp4 expert FFN: the producer-less kernel at V4.1's expert shape") {
-  Case c;
-  c.hidden = 5120;
-  c.inter = 2304;
-  c.experts = 4;
-  c.tokens = 70;  // ~35 rows per expert: both halves of a 64-row pass in use
-  c.top_k = 2;
-  c.scales = Scales::kRealistic;
-  c.tuning.wide = true;
-  c.tuning.pass_rows = 64;
-  c.seed = 67;
   check(c);
 }
 
