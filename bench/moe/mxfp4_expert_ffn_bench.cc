@@ -8,10 +8,12 @@
 // bytes are the touched experts' packed codes and scale images; the ceiling is the best
 // memory rate measured in the same run (cudaMemcpy, SM copy, SM read-only stream).
 // Kernel options: "mxfp4" (checkpoint-like scales; the default Mxfp4WgmmaTuning),
-// "mxfp4_feed16"/"mxfp4_feed32" (the kernel with feed warps forced at 16- or 32-row passes),
-// "mxfp4_wide32" and "mxfp4_wide64" (version 5's producer-less kernel forced at 32- or 64-row
-// passes) and "stream_only" (a probe: the consumers release every stage unread, so the kernel's own
-// weight stream without decode or MMA; its outputs are not written).
+// "mxfp4_cp_async_x" (x by cp.async at every width), "mxfp4_mean_hint" (the policy given the mean
+// rows per active expert instead of the layer's hint), "mxfp4_feed16"/"mxfp4_feed32" (the kernel
+// with feed warps forced at 16- or 32-row passes), "mxfp4_wide32" and "mxfp4_wide64" (version 5's
+// producer-less kernel forced at 32- or 64-row passes) and "stream_only" (a probe: the consumers
+// release every stage unread, so the kernel's own weight stream without decode or MMA; its outputs
+// are not written).
 //
 // Usage: bench_mxfp4_expert_ffn [--out FILE] [--reps 30] [--commit SHA] [--tokens N]
 //                               [--scenario ep1|ep8_rank]
@@ -62,6 +64,7 @@ enum class Kernel {
   kMxfp4,
   kEarlyRelease,
   kCpAsyncX,
+  kMeanHint,
   kNarrow16,
   kNarrow32,
   kWide32,
@@ -77,6 +80,8 @@ char const* kernel_name(Kernel kernel) {
       return "mxfp4_early_release";
     case Kernel::kCpAsyncX:
       return "mxfp4_cp_async_x";
+    case Kernel::kMeanHint:
+      return "mxfp4_mean_hint";
     case Kernel::kNarrow16:
       return "mxfp4_feed16";
     case Kernel::kNarrow32:
@@ -100,6 +105,7 @@ kernels::Mxfp4WgmmaTuning tuning_for(Kernel kernel) {
       t.early_release = true;
       break;
     case Kernel::kCpAsyncX:
+    case Kernel::kMeanHint:
       break;
     case Kernel::kNarrow16:
       t.pass_rows = 16;
@@ -244,7 +250,12 @@ Status launch_ffn(Kernel kernel, Weights const& w, Batch const& b, cudaStream_t 
   a.active_experts = b.active_experts.data();
   a.num_active = b.num_active.data();
   a.max_active = b.active;
-  a.rows_per_expert_hint = b.rows_hint;
+  // The mean-hint column: the policy given the mean rows per active expert instead of the layer's
+  // tail-heavy hint (at 8 rows: one pass with the few larger experts looping, instead of two side
+  // by side for every expert).
+  a.rows_per_expert_hint = kernel == Kernel::kMeanHint
+                               ? (b.rows + std::max(b.active, 1) - 1) / std::max(b.active, 1)
+                               : b.rows_hint;
   a.h = b.h.data();
   a.h_scales = b.h_scales.data();
   a.requant = kernels::RequantScale::kPow2;
@@ -308,8 +319,8 @@ Status run(Options const& options) {
       double const experts = active_sum / kRotations;
       nlohmann::json per_kernel = nlohmann::json::object();
       for (Kernel const kernel :
-           {Kernel::kMxfp4, Kernel::kCpAsyncX, Kernel::kNarrow16, Kernel::kNarrow32,
-            Kernel::kWide32, Kernel::kWide64, Kernel::kStreamOnly}) {
+           {Kernel::kMxfp4, Kernel::kCpAsyncX, Kernel::kMeanHint, Kernel::kNarrow16,
+            Kernel::kNarrow32, Kernel::kWide32, Kernel::kWide64, Kernel::kStreamOnly}) {
         GCMOE_ASSIGN_OR_RETURN(double const us_all,
                                time_graph(stream, 1, options.reps, [&]() -> Status {
                                  for (Batch const& b : batches) {
@@ -355,6 +366,9 @@ Status run(Options const& options) {
          "(routed_rows_hint), kernels/moe/expert_pass_policy.h: 8 rows up to 12, 16 up to 32, "
          "32 beyond (v5.4); x rows by a TMA tensor copy at 16- and 32-row passes (v5.3))"},
         {"mxfp4_cp_async_x", "the default with the x rows copied by cp.async (x_rows 0)"},
+        {"mxfp4_mean_hint",
+         "the default configured for the mean rows per active expert (ceil) instead of the layer's "
+         "hint"},
         {"mxfp4_feed16",
          "the kernel with feed warps forced at 16-row passes (ceil(hint / 16) side by side)"},
         {"mxfp4_feed32",
