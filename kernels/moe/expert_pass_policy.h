@@ -13,7 +13,8 @@
 namespace gcmoe::kernels {
 
 // Hints up to max_hint run passes `rows` wide, in the producer-less kernel where a weight format
-// has both at that width (MXFP4 at 32 rows: mxfp4_expert_wgmma_wide.cuh).
+// has both at that width and the band says so (MXFP4 at 32 or 64 rows:
+// mxfp4_expert_wgmma_wide.cuh; no MXFP4 band picks it since v5.4, forced configurations do).
 struct PassBand {
   int max_hint = 0;
   int rows = 0;

@@ -34,6 +34,11 @@
 // Version 5.1: two feed warps (weights; x rows and scales) instead of one producer warp: 1.08-1.36x
 // at every 8-row point (the one warp could not issue a stage's ~240 instructions as fast as the
 // consumers freed stages; bench/NOTES.md v5.1).
+// Version 5.2: packed images in tile-group order, a stage's code and scale images one bulk copy
+// each (1.02-1.08x everywhere). Version 5.3/5.4: with Fp8ExpertGemmArgs::x_rows set, the 16- and
+// 32-row passes load x by one TMA tensor copy per stage (1.04-1.42x); 8-row passes keep cp.async;
+// the bands are now 8 rows up to a hint of 12, 16 up to 32, 32 beyond, all in the kernel with
+// feed warps (the producer-less kernel is forced-only). bench/NOTES.md v5.2-v5.4.
 
 #include <cuda_runtime.h>
 
@@ -52,8 +57,8 @@ Status preload_mxfp4_expert_wgmma();
 // - tiles: 16-row tiles as in version 1, L1 I/8 (a multiple of 16), L2 H/16 (a multiple of 8);
 // - chunks: K / 128;
 // - DeepSeek semantics: requant RequantScale::kPow2, swiglu_limit 10, route_weights set.
-// Rows per pass 8 (hints up to 20) with a producer warp, else 32 in the producer-less kernel
-// (version 5, mxfp4_expert_wgmma_wide.cuh: one weight stream and decode per 32 rows), up to 8
+// - x_rows: the rows the x buffer holds (the bound of the x tensor map; 0: x by cp.async).
+// Rows per pass 8 (hints up to 12), 16 (up to 32) or 32, in the kernel with feed warps, up to 8
 // passes side by side (expert_pass_policy.h, kMxfp4PassBands).
 // Programmatic dependent launch (overlap_previous / allow_overlap_next) as the FP8 version. Not
 // supported (INVALID_ARGUMENT): fixed_expert.
@@ -64,8 +69,8 @@ Status launch_mxfp4_expert_wgmma(Fp8ExpertGemmArgs const& args, cudaStream_t str
 // benchmark compares them in one run.
 struct Mxfp4WgmmaTuning {
   // true: the consumers release a stage's weight images as soon as their share is in registers
-  // (before the decode and the MMA; the x rows after the MMA). Kernel with a producer warp only:
-  // where the policy picks the producer-less kernel, the other runs at the same width. Measured
+  // (before the decode and the MMA; the x rows after the MMA). Kernel with feed warps only (with
+  // `wide` refused). Measured
   // 1-2% slower than the default, version 2's single release after the MMA, at every point
   // (bench/NOTES.md, v3).
   bool early_release = false;
@@ -73,7 +78,7 @@ struct Mxfp4WgmmaTuning {
   // the kernel measures its own weight stream without decode or MMA.
   bool stream_only = false;
   // Tests and the benchmark: a configuration forced instead of the pass policy's (0: the policy).
-  // 8, 16 or 32 rows per pass run the kernel with a producer warp; with `wide`, 32 or 64 the
+  // 8, 16 or 32 rows per pass run the kernel with feed warps; with `wide`, 32 or 64 the
   // producer-less one (version 5). Passes side by side: ceil(hint / rows), at most 8.
   int pass_rows = 0;
   bool wide = false;
