@@ -7,6 +7,7 @@
 #include <utility>
 
 #include "engine/backends/cuda/stream.h"
+#include "engine/formats/bf16.h"
 #include "tests/support/catch.h"
 #include "tests/support/device_upload.h"
 
@@ -130,6 +131,38 @@ std::vector<float> expert_ffn_reference(ExpertSlots const& slots,
                 .ok());
   }
   return ref;
+}
+
+ReadyCounters make_ready_counters(std::int64_t rows) {
+  ReadyCounters c;
+  c.blocks = static_cast<int>(rows / ReadyCounters::kBlockRows) + 1;
+  c.ready = upload(std::vector<int>(static_cast<std::size_t>(c.blocks), 0));
+  c.error = upload(std::vector<unsigned>{0u});
+  return c;
+}
+
+void ReadyCounters::attach(kernels::Fp8ExpertGemmArgs& args, int epoch,
+                           std::int64_t timeout_ns) const {
+  args.ready_blocks = ready.data();
+  args.ready_block_rows = kBlockRows;
+  args.ready_epoch = epoch;
+  args.error = error.data();
+  args.ready_timeout_ns = timeout_ns;
+}
+
+unsigned ReadyCounters::error_flag() const {
+  std::vector<unsigned> flag(1);
+  REQUIRE(error.copy_to_host(flag).ok());
+  return flag[0];
+}
+
+std::vector<float> download_y(DeviceExpertBatch const& batch, std::int64_t rows,
+                              std::int64_t hidden) {
+  std::vector<std::uint16_t> bits(static_cast<std::size_t>(rows * hidden));
+  REQUIRE(batch.y.copy_to_host(bits).ok());
+  std::vector<float> y(bits.size());
+  std::transform(bits.begin(), bits.end(), y.begin(), formats::decode_bf16);
+  return y;
 }
 
 void release_rows_late(cudaStream_t waiting, int* ready, int blocks, int epoch) {

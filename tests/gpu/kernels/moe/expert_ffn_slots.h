@@ -1,8 +1,8 @@
 #pragma once
-// What the expert-GEMM GPU tests (FP8: fp8_expert_ffn_case.h, MXFP4: mxfp4_expert_wgmma_test.cc)
+// What the expert-GEMM GPU tests (FP8: fp8_expert_ffn_case.h, MXFP4: mxfp4_expert_ffn_case.h)
 // share around their kernels: a routed batch laid out as the GEMMs read it (each expert's rows
 // together, in expert order), its device buffers and the kernels' arguments over them, the CPU
-// reference over that layout, and the late release of the token ring's readiness counters.
+// reference over that layout, the token ring's readiness counters and their late release.
 
 #include <cuda_runtime.h>
 
@@ -62,6 +62,24 @@ kernels::Fp8ExpertGemmArgs gate_up_args(DeviceExpertBatch const& batch, std::int
 kernels::Fp8ExpertGemmArgs down_args(kernels::Fp8ExpertGemmArgs const& gate_up,
                                      DeviceExpertBatch const& batch, std::int64_t hidden,
                                      std::int64_t inter);
+
+// The token ring's readiness counters for a batch of `rows` rows (one per kBlockRows rows, all 0:
+// nothing ready) and the kernels' error flag (0).
+struct ReadyCounters {
+  static constexpr int kBlockRows = 8;
+  int blocks = 0;
+  cuda::DeviceBuffer<int> ready;
+  cuda::DeviceBuffer<unsigned> error;
+  // args waits on the counters for `epoch` (each at most timeout_ns) and raises the error flag
+  // when they do not arrive.
+  void attach(kernels::Fp8ExpertGemmArgs& args, int epoch, std::int64_t timeout_ns) const;
+  unsigned error_flag() const;
+};
+ReadyCounters make_ready_counters(std::int64_t rows);
+
+// The batch's y ([rows, H] bf16) as floats.
+std::vector<float> download_y(DeviceExpertBatch const& batch, std::int64_t rows,
+                              std::int64_t hidden);
 
 // expert_ffn_ref over every expert's rows: [rows, H].
 std::vector<float> expert_ffn_reference(ExpertSlots const& slots,

@@ -9,7 +9,6 @@
 
 #include "engine/backends/cuda/stream.h"
 #include "engine/formats/activation_quant.h"
-#include "engine/formats/bf16.h"
 #include "engine/formats/fp8_block.h"
 #include "kernels/moe/expert_ffn_ref.h"
 #include "kernels/moe/fp8_expert_gemm.h"
@@ -125,10 +124,7 @@ double run_case(Case const& c) {
     return wgmma ? launch_fp8_expert_wgmma(a, stream->get())
                  : launch_fp8_expert_gemm(a, stream->get());
   };
-  constexpr int kBlockRows = 8;
-  int const ready_blocks = static_cast<int>(rows / kBlockRows) + 1;
-  auto d_ready = upload(std::vector<int>(static_cast<std::size_t>(ready_blocks), 0));
-  auto d_error = upload(std::vector<unsigned>{0u});
+  testing::ReadyCounters const ready = testing::make_ready_counters(rows);
   Fp8ExpertGemmArgs args =
       testing::gate_up_args(batch, h, inter, c.rows_hint > 0 ? c.rows_hint : c.tokens);
   args.weights = d_l1.data();
@@ -139,15 +135,11 @@ double run_case(Case const& c) {
   args.swiglu_limit = c.deepseek_semantics ? 10.0f : 0.0f;
   args.route_weights = c.deepseek_semantics ? batch.route.data() : nullptr;
   if (c.ready != Case::Ready::kNoCounters) {
-    args.ready_blocks = d_ready.data();
-    args.ready_block_rows = kBlockRows;
-    args.ready_epoch = 7;
-    args.error = d_error.data();
-    args.ready_timeout_ns = c.ready == Case::Ready::kNever ? 1'000'000 : 10'000'000'000;
+    ready.attach(args, 7, c.ready == Case::Ready::kNever ? 1'000'000 : 10'000'000'000);
   }
   REQUIRE(launch(args).to_string() == "OK");
   if (c.ready == Case::Ready::kLate) {
-    testing::release_rows_late(stream->get(), d_ready.data(), ready_blocks, 7);
+    testing::release_rows_late(stream->get(), ready.ready.data(), ready.blocks, 7);
   }
   args.ready_blocks = nullptr;  // L2 reads h, which L1 wrote in stream order
 
@@ -158,19 +150,15 @@ double run_case(Case const& c) {
   down.scale_stride = static_cast<std::int64_t>(l2_scales.size()) / c.experts;
   REQUIRE(launch(down).to_string() == "OK");
   REQUIRE(cudaDeviceSynchronize() == cudaSuccess);
-  std::vector<unsigned> error_flag(1);
-  REQUIRE(d_error.copy_to_host(error_flag).ok());
+  unsigned const error_flag = ready.error_flag();
   if (c.ready == Case::Ready::kNever) {
-    std::printf("fp8 expert ffn wgmma: rows never ready -> error flag %u\n", error_flag[0]);
-    CHECK(error_flag[0] == 1u);
+    std::printf("fp8 expert ffn wgmma: rows never ready -> error flag %u\n", error_flag);
+    CHECK(error_flag == 1u);
     return 0.0;
   }
-  CHECK(error_flag[0] == 0u);
+  CHECK(error_flag == 0u);
 
-  std::vector<std::uint16_t> y_bits(static_cast<std::size_t>(rows * h));
-  REQUIRE(batch.y.copy_to_host(y_bits).ok());
-  std::vector<float> y(y_bits.size());
-  std::transform(y_bits.begin(), y_bits.end(), y.begin(), formats::decode_bf16);
+  std::vector<float> const y = testing::download_y(batch, rows, h);
 
   ExpertFfnOptions options;
   options.activation_recipe = recipe;

@@ -9,7 +9,6 @@
 
 #include "engine/backends/cuda/stream.h"
 #include "engine/formats/activation_quant.h"
-#include "engine/formats/bf16.h"
 #include "engine/formats/mxfp4.h"
 #include "kernels/moe/expert_ffn_ref.h"
 #include "kernels/moe/mxfp4_expert_wgmma_layout.h"
@@ -131,10 +130,7 @@ Errors run_case(Case const& c) {
   REQUIRE(preload_mxfp4_expert_wgmma().ok());
   auto stream = cuda::Stream::create();
   REQUIRE(stream.ok());
-  constexpr int kBlockRows = 8;
-  int const ready_blocks = static_cast<int>(rows / kBlockRows) + 1;
-  auto d_ready = upload(std::vector<int>(static_cast<std::size_t>(ready_blocks), 0));
-  auto d_error = upload(std::vector<unsigned>{0u});
+  testing::ReadyCounters const ready = testing::make_ready_counters(rows);
   Fp8ExpertGemmArgs args =
       testing::gate_up_args(batch, h, inter, c.rows_hint > 0 ? c.rows_hint : c.tokens);
   args.weights = d_l1.data();
@@ -148,15 +144,11 @@ Errors run_case(Case const& c) {
     args.x_rows = 0;
   }
   if (c.late_rows) {
-    args.ready_blocks = d_ready.data();
-    args.ready_block_rows = kBlockRows;
-    args.ready_epoch = 3;
-    args.error = d_error.data();
-    args.ready_timeout_ns = 10'000'000'000;
+    ready.attach(args, 3, 10'000'000'000);
   }
   REQUIRE(launch_mxfp4_expert_wgmma(args, stream->get(), c.tuning).to_string() == "OK");
   if (c.late_rows) {
-    testing::release_rows_late(stream->get(), d_ready.data(), ready_blocks, 3);
+    testing::release_rows_late(stream->get(), ready.ready.data(), ready.blocks, 3);
   }
   Fp8ExpertGemmArgs down = testing::down_args(args, batch, h, inter);
   down.weights = d_l2.data();
@@ -168,14 +160,9 @@ Errors run_case(Case const& c) {
   }
   REQUIRE(launch_mxfp4_expert_wgmma(down, stream->get(), c.tuning).to_string() == "OK");
   REQUIRE(cudaDeviceSynchronize() == cudaSuccess);
-  std::vector<unsigned> error_flag(1);
-  REQUIRE(d_error.copy_to_host(error_flag).ok());
-  CHECK(error_flag[0] == 0u);
+  CHECK(ready.error_flag() == 0u);
 
-  std::vector<std::uint16_t> y_bits(static_cast<std::size_t>(rows * h));
-  REQUIRE(batch.y.copy_to_host(y_bits).ok());
-  std::vector<float> y(y_bits.size());
-  std::transform(y_bits.begin(), y_bits.end(), y.begin(), formats::decode_bf16);
+  std::vector<float> const y = testing::download_y(batch, rows, h);
 
   ExpertFfnOptions options;
   options.activation_recipe = ActivationRecipe::kDeepseekUe8m0;
