@@ -25,11 +25,18 @@ struct RankRun {
 };
 
 // Prefill `prompt` then decode to `steps` tokens, then keep stepping with empty batches until
-// `total_steps` steps have run (the other rank may still be busy).
+// `total_steps` steps have run (the other rank may still be busy). Runs on a rank's thread: no
+// Catch2 macros (glm_test_support.h), the test checks `out` after join().
 void run_rank(runtime::StepModel& model, std::vector<std::uint32_t> const& prompt,
               std::int32_t const steps, std::int32_t const total_steps, RankRun& out) {
   Driver driver(model);
-  std::int32_t const seq = driver.add_sequence(static_cast<std::int32_t>(prompt.size()) + steps);
+  StatusOr<std::int32_t> const added =
+      driver.try_add_sequence(static_cast<std::int32_t>(prompt.size()) + steps);
+  if (!added.ok()) {
+    out.status = added.status();
+    return;
+  }
+  std::int32_t const seq = *added;
   std::vector<float> logits;
   for (std::int32_t s = 0; s < total_steps; ++s) {
     std::vector<Driver::Work> work;
@@ -106,12 +113,13 @@ TEST_CASE("a rank with a bad batch still joins the MoE exchanges", "[glm][ep][er
   ThreadCommunicator comm1(group, 1);
   auto const model0 = load_fixture_model(comm0);
   auto const model1 = load_fixture_model(comm1);
+  // Rank 1's sequence is added here: its thread uses no Catch2 macros (glm_test_support.h).
+  Driver driver1(*model1);
+  std::int32_t const seq1 = driver1.add_sequence(4);
   Status bad;
   std::thread rank1([&] {
-    Driver driver(*model1);
-    std::int32_t const seq = driver.add_sequence(4);
     std::vector<float> logits;
-    bad = driver.step({{.seq = seq, .tokens = {1, 100000}}}, logits);
+    bad = driver1.step({{.seq = seq1, .tokens = {1, 100000}}}, logits);
   });
   Driver driver(*model0);
   std::int32_t const seq = driver.add_sequence(8);

@@ -1,17 +1,38 @@
 #include "tests/unit/model/glm/glm_test_support.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
+#include <cstdlib>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <numeric>
 #include <sstream>
 #include <string>
+#include <thread>
 
+#include "engine/common/check.h"
 #include "engine/model/step_model_factory.h"
 #include "tests/support/catch.h"
 
 namespace gcmoe::testing::glm {
+namespace {
+
+// Static initialization runs on the thread that later runs every test case.
+std::thread::id const kTestThread = std::this_thread::get_id();
+
+// Catch2 macros off the test's thread race with its own (lost counts, a corrupted message stack:
+// double frees, bad_array_new_length); stop at the first such call instead.
+void require_test_thread(char const* what) {
+  if (std::this_thread::get_id() != kTestThread) {
+    std::fprintf(stderr, "%s uses Catch2 macros: call it on the test's thread only\n", what);
+    std::abort();
+  }
+}
+
+}  // namespace
 
 std::filesystem::path fixture_dir() {
   return GCMOE_GLM_FIXTURE_DIR;
@@ -57,13 +78,24 @@ Driver::Driver(runtime::StepModel& model, std::int32_t const kv_blocks,
   std::shuffle(free_blocks_.begin(), free_blocks_.end(), rng);
 }
 
-std::int32_t Driver::add_sequence(std::int32_t const max_positions) {
+StatusOr<std::int32_t> Driver::try_add_sequence(std::int32_t const max_positions) {
   std::int32_t const blocks = (max_positions + block_size_ - 1) / block_size_;
-  REQUIRE(static_cast<std::int32_t>(free_blocks_.size()) >= blocks);
+  if (static_cast<std::int32_t>(free_blocks_.size()) < blocks) {
+    return resource_exhausted_error(fmt::format("{} positions need {} blocks; {} are free",
+                                                max_positions, blocks, free_blocks_.size()));
+  }
   tables_.emplace_back(free_blocks_.end() - blocks, free_blocks_.end());
   free_blocks_.resize(free_blocks_.size() - static_cast<std::size_t>(blocks));
   lengths_.push_back(0);
   return static_cast<std::int32_t>(tables_.size()) - 1;
+}
+
+std::int32_t Driver::add_sequence(std::int32_t const max_positions) {
+  require_test_thread("Driver::add_sequence");
+  StatusOr<std::int32_t> const seq = try_add_sequence(max_positions);
+  INFO(seq.status().message());
+  REQUIRE(seq.ok());
+  return *seq;
 }
 
 Status Driver::step(std::vector<Work> const& work, std::vector<float>& logits) {
@@ -89,22 +121,20 @@ Status Driver::step(std::vector<Work> const& work, std::vector<float>& logits) {
   return status;
 }
 
-Generation generate(Driver& driver, std::vector<std::uint32_t> const& prompt,
-                    std::int32_t const steps, std::int32_t const chunk) {
-  Generation out;
-  std::int32_t const seq = driver.add_sequence(static_cast<std::int32_t>(prompt.size()) + steps);
+Status try_generate(Driver& driver, std::vector<std::uint32_t> const& prompt,
+                    std::int32_t const steps, Generation& out, std::int32_t const chunk) {
+  GCMOE_ASSIGN_OR_RETURN(std::int32_t const seq,
+                         driver.try_add_sequence(static_cast<std::int32_t>(prompt.size()) + steps));
   std::size_t const piece = chunk > 0 ? static_cast<std::size_t>(chunk) : prompt.size();
   std::vector<float> logits;
   for (std::size_t start = 0; start < prompt.size(); start += piece) {
     std::size_t const end = std::min(prompt.size(), start + piece);
-    Status const status = driver.step(
+    GCMOE_RETURN_IF_ERROR(driver.step(
         {{.seq = seq,
           .tokens = std::vector<std::uint32_t>(prompt.begin() + static_cast<std::ptrdiff_t>(start),
                                                prompt.begin() + static_cast<std::ptrdiff_t>(end)),
           .samples = end == prompt.size()}},
-        logits);
-    INFO(status.message());
-    REQUIRE(status.ok());
+        logits));
   }
   for (std::int32_t s = 0; s < steps; ++s) {
     out.logits[s] = logits;
@@ -112,10 +142,18 @@ Generation generate(Driver& driver, std::vector<std::uint32_t> const& prompt,
     if (s + 1 == steps) {
       break;
     }
-    Status const status = driver.step({{.seq = seq, .tokens = {out.tokens.back()}}}, logits);
-    INFO(status.message());
-    REQUIRE(status.ok());
+    GCMOE_RETURN_IF_ERROR(driver.step({{.seq = seq, .tokens = {out.tokens.back()}}}, logits));
   }
+  return Status();
+}
+
+Generation generate(Driver& driver, std::vector<std::uint32_t> const& prompt,
+                    std::int32_t const steps, std::int32_t const chunk) {
+  require_test_thread("generate");
+  Generation out;
+  Status const status = try_generate(driver, prompt, steps, out, chunk);
+  INFO(status.message());
+  REQUIRE(status.ok());
   return out;
 }
 

@@ -2,6 +2,12 @@
 // Shared pieces of the GLM step-model tests: the golden fixture (tests/fixtures/glm/tiny, written
 // by scripts/fixtures/make_glm_goldens.py), loading the model for a rank, and a small driver that
 // owns sequences' block tables and feeds StepBatches the way the scheduler would.
+//
+// Catch2's assertion and INFO macros are not thread-safe (v2, and v3 by default: they update the
+// run's counters and message stack without a lock). Code running on a second thread — the other
+// rank of a ThreadGroup — must use only the try_ functions here, which report through Status, and
+// leave every REQUIRE/CHECK to the test's own thread after join(). generate() and add_sequence()
+// check that they run on the test's thread and abort otherwise, so a misuse fails every time.
 
 #include <cstdint>
 #include <filesystem>
@@ -39,7 +45,9 @@ class Driver {
   Driver(runtime::StepModel& model, std::int32_t kv_blocks = kKvBlocks,
          std::int32_t block_size = kBlockSize, std::uint64_t seed = 1);
 
-  // A sequence of up to `max_positions` positions; returns its handle.
+  // A sequence of up to `max_positions` positions; returns its handle (RESOURCE_EXHAUSTED when
+  // the free blocks do not cover it). add_sequence fails the test instead; test thread only.
+  StatusOr<std::int32_t> try_add_sequence(std::int32_t max_positions);
   std::int32_t add_sequence(std::int32_t max_positions);
   std::int32_t length(std::int32_t seq) const { return lengths_[static_cast<std::size_t>(seq)]; }
 
@@ -68,7 +76,10 @@ struct Generation {
 };
 
 // Prefill `prompt` in chunks of `chunk` tokens (0: all at once), then greedy-decode to `steps`
-// tokens in all; fails the test on error.
+// tokens in all into `out`; returns the first error. Safe on any thread.
+Status try_generate(Driver& driver, std::vector<std::uint32_t> const& prompt, std::int32_t steps,
+                    Generation& out, std::int32_t chunk = 0);
+// try_generate that fails the test on error; test thread only.
 Generation generate(Driver& driver, std::vector<std::uint32_t> const& prompt, std::int32_t steps,
                     std::int32_t chunk = 0);
 
