@@ -16,7 +16,7 @@
 // are not written).
 //
 // Usage: bench_mxfp4_expert_ffn [--out FILE] [--reps 30] [--commit SHA] [--tokens N]
-//                               [--scenario ep1|ep8_rank]
+//                               [--scenario ep1|ep8_rank] [--pad-mib 0]
 #include <cuda_runtime.h>
 #include <fmt/format.h>
 
@@ -58,6 +58,10 @@ struct Options {
   std::string commit = "unknown";
   int only_tokens = 0;
   std::string only_scenario;
+  // MiB allocated (and held) before the weights and batches: moves every later buffer, to test
+  // whether the times depend on where the buffers lie (bench/NOTES.md v5.4: identical kernels
+  // differed by 5-6% between binaries and between two layers' graphs).
+  int pad_mib = 0;
 };
 
 enum class Kernel {
@@ -283,6 +287,8 @@ Status run(Options const& options) {
   GCMOE_RETURN_IF_ERROR(kernels::preload_mxfp4_expert_wgmma());
   GCMOE_ASSIGN_OR_RETURN(MemoryCeilings const ceilings, measure_memory_ceilings(stream));
   double const copy_gbps = ceilings.best();
+  GCMOE_ASSIGN_OR_RETURN(auto const pad, DeviceBuffer<std::uint8_t>::allocate(
+                                             static_cast<std::size_t>(options.pad_mib) << 20 | 1));
   GCMOE_ASSIGN_OR_RETURN(Weights const weights, make_weights(stream));
   fmt::print(
       "ceilings: cudaMemcpy {:.0f} GB/s, SM copy {:.0f} GB/s, SM read {:.0f} GB/s; "
@@ -383,6 +389,7 @@ Status run(Options const& options) {
        {{"hidden", kHidden}, {"intermediate", kInter}, {"experts", kExperts}, {"top_k", kTopK}}},
       {"device", prop.name},
       {"commit", options.commit},
+      {"pad_mib", options.pad_mib},
       {"copy_gbps", copy_gbps},
       {"ceilings_gbps",
        {{"memcpy", ceilings.memcpy_gbps},
@@ -412,6 +419,12 @@ int main(int argc, char** argv) {
       options.only_scenario = argv[i + 1];
     } else if (flag == "--tokens") {
       options.only_tokens = std::atoi(argv[i + 1]);
+    } else if (flag == "--pad-mib") {
+      options.pad_mib = std::atoi(argv[i + 1]);
+      if (options.pad_mib < 0 || options.pad_mib > 65536) {
+        std::fprintf(stderr, "--pad-mib: 0..65536\n");
+        return 2;
+      }
     } else {
       std::fprintf(stderr, "unknown flag %s\n", flag.c_str());
       return 2;
