@@ -6,6 +6,7 @@
 #include "kernels/hopper/ptx.cuh"
 #include "kernels/moe/expert_feed_pass.cuh"
 #include "kernels/moe/expert_rows_ready.cuh"
+#include "kernels/moe/expert_x_rows_copy.cuh"
 #include "kernels/moe/fp8_expert_gemm.h"
 #include "kernels/moe/fp8_expert_wgmma_layout.h"
 #include "kernels/moe/fp8_expert_wgmma_pass.cuh"
@@ -108,26 +109,9 @@ __global__ void __launch_bounds__((kWgs * 4 + kFeedWarps) * 32, kMinBlocks)
         std::uint32_t const x_stage =
             smem_base + static_cast<std::uint32_t>(s * kStageBytes) + kWgs * kWgmmaChunkBytes;
         float* const stage_scales = scale_stages + s * kScaleFloats;
-        // Unrolled at most twice: wider unrolling spills at the 8-row configs' 56-register
-        // cap.
-#pragma unroll(kN <= 8 ? 1 : 2)
-        for (int u = lane; u < kN * 8; u += 32) {
-          int const r = u / 8;
-          int const unit = u % 8;
-          std::uint32_t const dst = x_stage + r * kChunkK + ((unit ^ (r & 7)) << 4);
-          bool const present = r < rows;
-          std::uint8_t const* src =
-              present ? args.x + (pass + r) * k_total + c * kChunkK + unit * 16 : args.x;
-          ptx::copy_16_zfill(dst, src, present ? 16u : 0u);
-        }
-        // The rows' activation scales of chunk c (zeros past the rows).
-        for (int r = lane; r < kN; r += 32) {
-          bool const present = r < rows;
-          float const* src =
-              present ? args.x_scales + (pass + r) * static_cast<std::int64_t>(chunks) + c
-                      : args.x_scales;
-          ptx::copy_4_zfill(ptx::smem_address(stage_scales + r), src, present ? 4u : 0u);
-        }
+        static_assert(kChunkK == kXChunkRowBytes);
+        copy_x_rows<kN>(x_stage, args.x, k_total, pass, rows, c, lane);
+        copy_x_scales<kN>(stage_scales, args.x_scales, chunks, pass, rows, c, lane);
         // The tiles' weight scale_inv pairs, so no consumer waits on a global load.
         if (lane < kWgs) {
           ptx::copy_8(ptx::smem_address(stage_scales + kN + 2 * lane),

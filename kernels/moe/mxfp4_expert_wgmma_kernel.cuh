@@ -13,6 +13,7 @@
 #include "kernels/moe/expert_feed_pass.cuh"
 #include "kernels/moe/expert_pass_epilogue.cuh"
 #include "kernels/moe/expert_rows_ready.cuh"
+#include "kernels/moe/expert_x_rows_copy.cuh"
 #include "kernels/moe/fp8_expert_gemm.h"
 #include "kernels/moe/mxfp4_expert_wgmma_layout.h"
 #include "kernels/moe/mxfp4_register_decode.cuh"
@@ -162,25 +163,10 @@ __global__ void __launch_bounds__((kWgs * 4 + kFeedWarps) * 32, kMinBlocks)
             ptx::tma_load_2d(x_stage, &x_map, c * kMxChunkK, pass, full_bar);
           }
         } else {
-#pragma unroll(kN <= 8 ? 1 : 2)
-          for (int u = lane; u < kN * 8; u += 32) {
-            int const r = u / 8;
-            int const unit = u % 8;
-            std::uint32_t const dst = x_stage + r * kXRowBytes + ((unit ^ (r & 7)) << 4);
-            bool const present = r < rows;
-            std::uint8_t const* src =
-                present ? args.x + (pass + r) * k_total + c * kMxChunkK + unit * 16 : args.x;
-            ptx::copy_16_zfill(dst, src, present ? 16u : 0u);
-          }
+          static_assert(kMxChunkK == kXChunkRowBytes);
+          copy_x_rows<kN>(x_stage, args.x, k_total, pass, rows, c, lane);
         }
-        float* const x_scales = x_scale_stages + s * kN;
-        for (int r = lane; r < kN; r += 32) {
-          bool const present = r < rows;
-          float const* src =
-              present ? args.x_scales + (pass + r) * static_cast<std::int64_t>(chunks) + c
-                      : args.x_scales;
-          ptx::copy_4_zfill(ptx::smem_address(x_scales + r), src, present ? 4u : 0u);
-        }
+        copy_x_scales<kN>(x_scale_stages + s * kN, args.x_scales, chunks, pass, rows, c, lane);
         ptx::cp_async_arrive_noinc(full_bar);
       };
       feed_pass(
