@@ -39,8 +39,8 @@ struct Config<ExpertGemmStage::kDown, kN> {
 };
 
 // The narrowest passes keep cp.async for x even when the launch gives x_rows: at 8 rows the TMA
-// copy measured 1-4% faster at one rank of eight but 2-10% slower at one GPU's T >= 16 (V4.1's
-// shape, bench/NOTES.md v5.4); at 16 and 32 rows it is 1.04-1.40x faster everywhere.
+// copy measured no better (1-4% faster at one rank of eight, -8% to +2% at one GPU's T >= 32;
+// V4.1's shape, bench/NOTES.md v5.3/v5.4); at 16 and 32 rows 1.04-1.42x at one rank of eight.
 inline constexpr int kMinTmaXRows = 16;
 
 template <ExpertGemmStage kStage, int kN, bool kEarlyRelease, bool kTmaX>
