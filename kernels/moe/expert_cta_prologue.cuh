@@ -29,6 +29,35 @@ __device__ __forceinline__ bool active_expert_slot(Fp8ExpertGemmArgs const& args
   return true;
 }
 
+// The first step of every expert WGMMA CTA: lets the next grid launch where the launch allows it
+// (programmatic dependent launch: the next kernel may start once every CTA of this one has started
+// or exited; it streams its first weight stages and waits for this grid before its x), then finds
+// the slot's expert and rows — with kFixedExpert, args.fixed_expert's rows when one is set (the FP8
+// kernels' shared-expert mode). false: the slot has no expert in this launch (the CTA exits).
+template <bool kFixedExpert>
+__device__ __forceinline__ bool begin_expert_cta(Fp8ExpertGemmArgs const& args, ExpertSlot& out) {
+  if (args.allow_overlap_next) {
+    hopper::launch_dependents();
+  }
+  if constexpr (kFixedExpert) {
+    out = {args.fixed_expert, 0, args.fixed_rows};
+    if (out.expert >= 0) {
+      return true;
+    }
+  }
+  return active_expert_slot(args, out);
+}
+
+// This CTA's tile group and the first row of its first pass (blockIdx.x: tile group × `passes`
+// kN-row passes side by side); false when that pass starts past the expert's rows (the CTA exits).
+template <int kN>
+__device__ __forceinline__ bool cta_first_pass(ExpertSlot const& slot, int passes, int& group,
+                                               int& first_pass) {
+  group = static_cast<int>(blockIdx.x) / passes;
+  first_pass = slot.row_begin + (static_cast<int>(blockIdx.x) % passes) * kN;
+  return first_pass < slot.row_end;
+}
+
 // Bytes from the start of dynamic shared memory to its first 1024-byte boundary (launches reserve
 // 1024 bytes for it).
 __device__ __forceinline__ std::uint32_t stage_alignment_pad(unsigned char const* smem_raw) {

@@ -33,15 +33,11 @@ __global__ void __launch_bounds__((kWgs * 4 + kFeedWarps) * 32, kMinBlocks)
   __shared__ __align__(8) std::uint64_t empty[kStages];
   __shared__ unsigned amax[kN];
 
-  if (args.allow_overlap_next) {
-    ptx::launch_dependents();
-  }
   ExpertSlot slot;
-  if (!slot_rows(args, slot)) {
+  if (!begin_expert_cta<true>(args, slot)) {
     return;
   }
   int const expert = slot.expert;
-  int const row_begin = slot.row_begin;
   int const row_end = slot.row_end;
   int const chunks = args.chunks;
   std::int64_t const k_total = static_cast<std::int64_t>(chunks) * kChunkK;
@@ -64,9 +60,9 @@ __global__ void __launch_bounds__((kWgs * 4 + kFeedWarps) * 32, kMinBlocks)
   }
   __syncthreads();
 
-  int const group = static_cast<int>(blockIdx.x) / passes;  // 128 rows: kWgs 64-row tiles
-  int const first_pass = row_begin + (static_cast<int>(blockIdx.x) % passes) * kN;
-  if (first_pass >= row_end) {
+  int group = 0;  // 128 rows: kWgs 64-row tiles
+  int first_pass = 0;
+  if (!cta_first_pass<kN>(slot, passes, group, first_pass)) {
     return;
   }
   std::int64_t const tile0 = static_cast<std::int64_t>(group) * kWgs;

@@ -23,16 +23,6 @@ inline constexpr int kConsumerBarrier = expert_epilogue::kConsumerBarrier;
 inline constexpr int kHalfRows = 64;
 inline constexpr int kWidthStep = 16;
 
-// The expert whose rows this CTA's slot (blockIdx.y) covers, or the fixed expert, and its rows
-// [row_begin, row_end); false when the slot has no expert in this launch (the CTA exits).
-__device__ __forceinline__ bool slot_rows(Fp8ExpertGemmArgs const& args, ExpertSlot& out) {
-  out = {args.fixed_expert, 0, args.fixed_rows};
-  if (out.expert < 0) {
-    return active_expert_slot(args, out);
-  }
-  return true;
-}
-
 template <int kWgs, int kN>
 __host__ __device__ constexpr int stage_bytes() {
   return kWgs * kWgmmaChunkBytes + kN * kChunkK;

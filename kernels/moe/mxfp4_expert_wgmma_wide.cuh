@@ -71,15 +71,11 @@ __global__ void __launch_bounds__(kWgs * 128, kMinBlocks)
   __shared__ __align__(8) std::uint64_t barriers[2 * kStages];  // [full][kStages], [empty]
   __shared__ unsigned amax[kN];
 
-  if (args.allow_overlap_next) {
-    ptx::launch_dependents();
-  }
   ExpertSlot slot;
-  if (!active_expert_slot(args, slot)) {
+  if (!begin_expert_cta<false>(args, slot)) {
     return;
   }
   int const expert = slot.expert;
-  int const row_begin = slot.row_begin;
   int const row_end = slot.row_end;
   int const chunks = args.chunks;
   std::int64_t const k_total = static_cast<std::int64_t>(chunks) * kMxChunkK;
@@ -103,9 +99,9 @@ __global__ void __launch_bounds__(kWgs * 128, kMinBlocks)
   }
   __syncthreads();
 
-  int const group = static_cast<int>(blockIdx.x) / passes;
-  int const first_pass = row_begin + (static_cast<int>(blockIdx.x) % passes) * kN;
-  if (first_pass >= row_end) {
+  int group = 0;
+  int first_pass = 0;
+  if (!cta_first_pass<kN>(slot, passes, group, first_pass)) {
     return;
   }
   std::int64_t const tile0 = static_cast<std::int64_t>(group) * kWgs;
