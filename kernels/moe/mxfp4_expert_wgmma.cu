@@ -220,9 +220,8 @@ Status launch_for_rows(Fp8ExpertGemmArgs const& args, Mxfp4WgmmaTuning const& tu
   ExpertPasses const p = tuning.pass_rows > 0
                              ? expert_passes_for(args.rows_per_expert_hint, forced)
                              : expert_passes_for(args.rows_per_expert_hint, kMxfp4PassBands);
-  // Early release is an option of the kernel with a producer warp: it runs at the policy's width.
-  bool const wide = p.producer_less && !tuning.early_release;
-  if (wide) {
+  // Only a forced configuration is producer-less (tuning.wide; with early release refused above).
+  if (p.producer_less) {
     return p.rows == 32 ? launch_wide<kStage, 32>(args, tuning, p.passes, stream)
                         : launch_wide<kStage, 64>(args, tuning, p.passes, stream);
   }
