@@ -66,7 +66,6 @@ struct Options {
 
 enum class Kernel {
   kMxfp4,
-  kEarlyRelease,
   kCpAsyncX,
   kMeanHint,
   kNarrow16,
@@ -80,8 +79,6 @@ char const* kernel_name(Kernel kernel) {
   switch (kernel) {
     case Kernel::kMxfp4:
       return "mxfp4";
-    case Kernel::kEarlyRelease:
-      return "mxfp4_early_release";
     case Kernel::kCpAsyncX:
       return "mxfp4_cp_async_x";
     case Kernel::kMeanHint:
@@ -104,9 +101,6 @@ kernels::Mxfp4WgmmaTuning tuning_for(Kernel kernel) {
   kernels::Mxfp4WgmmaTuning t;  // the default: what launch_mxfp4_expert_wgmma(args, stream) runs
   switch (kernel) {
     case Kernel::kMxfp4:
-      break;
-    case Kernel::kEarlyRelease:
-      t.early_release = true;
       break;
     case Kernel::kCpAsyncX:
     case Kernel::kMeanHint:
