@@ -94,6 +94,19 @@ StatusOr<double> time_gc_layer(kernels::GcMoeLayer& layer,
   return us / options.layers;
 }
 
+// The sequential baseline's graph replayed `options.layers` times back to back per timing: µs per
+// layer.
+StatusOr<double> time_sequential(cuda::Graph const& sequential, Options const& options,
+                                 cudaStream_t stream) {
+  GCMOE_ASSIGN_OR_RETURN(double const us, time_launches(stream, options.reps, [&]() -> Status {
+                           for (int l = 0; l < options.layers; ++l) {
+                             GCMOE_RETURN_IF_ERROR(sequential.launch(stream));
+                           }
+                           return Status();
+                         }));
+  return us / options.layers;
+}
+
 // Rounds of the back-to-back comparison: the planned layer and the sequential graph timed in turn,
 // so drift over the run (up to 6% between two timings of one graph at T >= 64, bench/NOTES.md "V4.1
 // with MXFP4 v5.4") falls on both alike.
@@ -116,13 +129,8 @@ StatusOr<BackToBack> time_back_to_back(kernels::GcMoeLayer& planned, kernels::Gc
   std::vector<double> planned_us;
   std::vector<double> sequential_us;
   for (int round = 0; round < kBackToBackRounds; ++round) {
-    GCMOE_ASSIGN_OR_RETURN(double const seq, time_launches(stream, options.reps, [&]() -> Status {
-                             for (int l = 0; l < options.layers; ++l) {
-                               GCMOE_RETURN_IF_ERROR(sequential.launch(stream));
-                             }
-                             return Status();
-                           }));
-    sequential_us.push_back(seq / options.layers);
+    GCMOE_ASSIGN_OR_RETURN(double const seq, time_sequential(sequential, options, stream));
+    sequential_us.push_back(seq);
     GCMOE_ASSIGN_OR_RETURN(double const gc,
                            time_gc_layer(planned, weights, x, out, tokens, options));
     planned_us.push_back(gc);
@@ -236,23 +244,16 @@ StatusOr<nlohmann::json> run_model(ModelShape const& m, Options const& options, 
         GCMOE_ASSIGN_OR_RETURN(cuda::Graph const sequential,
                                layers.front()->sequential_graph(weights, x.data(), out.data(),
                                                                 tokens, stream, placement));
-        GCMOE_ASSIGN_OR_RETURN(double const us,
-                               time_launches(stream, options.reps, [&]() -> Status {
-                                 for (int l = 0; l < options.layers; ++l) {
-                                   GCMOE_RETURN_IF_ERROR(sequential.launch(stream));
-                                 }
-                                 return Status();
-                               }));
-        seq_variants.push_back(us);
+        GCMOE_ASSIGN_OR_RETURN(double const us, time_sequential(sequential, options, stream));
+        seq_variants.push_back(us);  // per layer
       }
-      double const seq_us = *std::min_element(seq_variants.begin(), seq_variants.end());
+      double const seq = *std::min_element(seq_variants.begin(), seq_variants.end());
       std::vector<double> gc_us;
       for (auto& layer : layers) {
         GCMOE_ASSIGN_OR_RETURN(
             double const us, time_gc_layer(*layer, weights, x.data(), out.data(), tokens, options));
         gc_us.push_back(us);
       }
-      double const seq = seq_us / options.layers;
       double const bytes = static_cast<double>(touched) * expert_bytes +
                            (shared ? shared_bytes : 0.0) + router_bytes;
       double const floor_us = bytes / (ceiling_gbps * 1e9) * 1e6;
@@ -279,8 +280,8 @@ StatusOr<nlohmann::json> run_model(ModelShape const& m, Options const& options, 
       fmt::print(" {:>6.2f}x {:>7.2f}x\n", seq / gc_us[best], gc_us[best] / floor_us);
       kernels::GcPartitionMeasurement sample{
           .tokens = tokens,
-          .sequential_us = seq_variants.front() / options.layers,
-          .sequential_separate_us = shared ? seq_variants.back() / options.layers : 0.0};
+          .sequential_us = seq_variants.front(),
+          .sequential_separate_us = shared ? seq_variants.back() : 0.0};
       for (std::size_t i = 0; i < gc_us.size(); ++i) {
         sample.gc_us.emplace_back(comm_sms[i], gc_us[i]);
       }
@@ -291,8 +292,8 @@ StatusOr<nlohmann::json> run_model(ModelShape const& m, Options const& options, 
                         {"bytes", bytes},
                         {"floor_us", floor_us},
                         {"sequential_us", seq},
-                        {"sequential_shared_with_routed_us", seq_variants.front() / options.layers},
-                        {"sequential_shared_separate_us", seq_variants.back() / options.layers},
+                        {"sequential_shared_with_routed_us", seq_variants.front()},
+                        {"sequential_shared_separate_us", seq_variants.back()},
                         {"gc_moe", sweep},
                         {"gc_moe_best_us", gc_us[best]},
                         {"gc_moe_best_comm_sms", comm_sms[best]},
