@@ -21,19 +21,18 @@ using mxfp4_wgmma::stage_bytes;
 // Two feed warps (v5.1), one for the weight images and one for the x rows: one warp issuing both
 // needed ~240 instructions per stage among 8 warps per scheduler and could not refill a stage as
 // fast as the consumers freed it (8-row passes 1.10-1.36x faster with two, bench/NOTES.md v5.1).
+inline constexpr int kMxfp4FeedWarps = 2;
 template <ExpertGemmStage kStage, int kN>
 struct Config;
 template <int kN>
 struct Config<ExpertGemmStage::kGateUp, kN> {
   static constexpr int kWgs = 4;
-  static constexpr int kFeedWarps = 2;
   static constexpr int kMinBlocks = kN <= 16 ? 2 : 1;
   static constexpr int kStages = kN <= 16 ? 5 : 10;
 };
 template <int kN>
 struct Config<ExpertGemmStage::kDown, kN> {
   static constexpr int kWgs = 2;
-  static constexpr int kFeedWarps = 2;
   static constexpr int kMinBlocks = kN <= 8 ? 4 : (kN <= 16 ? 3 : 2);
   static constexpr int kStages = kN <= 8 ? 5 : (kN <= 16 ? 6 : 8);
 };
@@ -48,7 +47,7 @@ constexpr auto kernel_for() {
   using C = Config<kStage, kN>;
   static_assert(!kTmaX || kN >= kMinTmaXRows);
   return mxfp4_expert_wgmma_kernel<kStage, C::kWgs, kN, C::kStages, C::kMinBlocks, kEarlyRelease,
-                                   C::kFeedWarps, kTmaX>;
+                                   kMxfp4FeedWarps, kTmaX>;
 }
 
 // The producer-less kernel (version 5, 32 or 64 rows per pass): L1 one 512-thread CTA per SM at
@@ -178,7 +177,7 @@ Status launch_x(Fp8ExpertGemmArgs const& args, Mxfp4WgmmaTuning const& tuning, i
   GCMOE_ASSIGN_OR_RETURN(auto const x_map, (x_map_for<kN, kTmaX>(args)));
   launch_config<C, kN>(tuning.early_release ? kernel_for<kStage, kN, true, kTmaX>()
                                             : kernel_for<kStage, kN, false, kTmaX>(),
-                       (C::kWgs * 4 + C::kFeedWarps) * 32, args, tuning, passes, x_map, stream);
+                       (C::kWgs * 4 + kMxfp4FeedWarps) * 32, args, tuning, passes, x_map, stream);
   return Status();
 }
 
