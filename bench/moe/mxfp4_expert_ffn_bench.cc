@@ -8,15 +8,17 @@
 // bytes are the touched experts' packed codes and scale images; the ceiling is the best
 // memory rate measured in the same run (cudaMemcpy, SM copy, SM read-only stream).
 // Kernel options: "mxfp4" (checkpoint-like scales; the default Mxfp4WgmmaTuning),
-// "mxfp4_cp_async_x" (x by cp.async at every width), "mxfp4_mean_hint" (the policy given the mean
-// rows per active expert instead of the layer's hint), "mxfp4_feed16"/"mxfp4_feed32" (the kernel
+// "mxfp4_cp_async_x" (x by cp.async at every width), "mxfp4_one_pass" (the policy's width, one
+// pass per tile group: the experts with more rows loop), "mxfp4_feed16"/"mxfp4_feed32" (the kernel
 // with feed warps forced at 16- or 32-row passes), "mxfp4_wide32" and "mxfp4_wide64" (version 5's
-// producer-less kernel forced at 32- or 64-row passes) and "stream_only" (a probe: the consumers
+// producer-less kernel forced at 32- or 64-row passes), "stream_only" (a probe: the consumers
 // release every stage unread, so the kernel's own weight stream without decode or MMA; its outputs
-// are not written).
+// are not written) and "mxfp4_again" (the default timed again, last: how far identical launches
+// in one run differ).
 //
 // Usage: bench_mxfp4_expert_ffn [--out FILE] [--reps 30] [--commit SHA] [--tokens N]
 //                               [--scenario ep1|ep8_rank] [--pad-mib 0]
+// --tokens N: only T = N (any N from 1 to 4096, not only the sweep's).
 #include <cuda_runtime.h>
 #include <fmt/format.h>
 
@@ -67,12 +69,13 @@ struct Options {
 enum class Kernel {
   kMxfp4,
   kCpAsyncX,
-  kMeanHint,
+  kOnePass,
   kNarrow16,
   kNarrow32,
   kWide32,
   kWide64,
-  kStreamOnly
+  kStreamOnly,
+  kAgain
 };
 
 char const* kernel_name(Kernel kernel) {
@@ -81,8 +84,8 @@ char const* kernel_name(Kernel kernel) {
       return "mxfp4";
     case Kernel::kCpAsyncX:
       return "mxfp4_cp_async_x";
-    case Kernel::kMeanHint:
-      return "mxfp4_mean_hint";
+    case Kernel::kOnePass:
+      return "mxfp4_one_pass";
     case Kernel::kNarrow16:
       return "mxfp4_feed16";
     case Kernel::kNarrow32:
@@ -93,6 +96,8 @@ char const* kernel_name(Kernel kernel) {
       return "mxfp4_wide64";
     case Kernel::kStreamOnly:
       return "stream_only";
+    case Kernel::kAgain:
+      return "mxfp4_again";
   }
   return "?";
 }
@@ -103,7 +108,9 @@ kernels::Mxfp4WgmmaTuning tuning_for(Kernel kernel) {
     case Kernel::kMxfp4:
       break;
     case Kernel::kCpAsyncX:
-    case Kernel::kMeanHint:
+      break;
+    case Kernel::kOnePass:
+      t.max_passes = 1;
       break;
     case Kernel::kNarrow16:
       t.pass_rows = 16;
@@ -121,6 +128,8 @@ kernels::Mxfp4WgmmaTuning tuning_for(Kernel kernel) {
       break;
     case Kernel::kStreamOnly:
       t.stream_only = true;
+      break;
+    case Kernel::kAgain:
       break;
   }
   return t;
@@ -248,12 +257,7 @@ Status launch_ffn(Kernel kernel, Weights const& w, Batch const& b, cudaStream_t 
   a.active_experts = b.active_experts.data();
   a.num_active = b.num_active.data();
   a.max_active = b.active;
-  // The mean-hint column: the policy given the mean rows per active expert instead of the layer's
-  // tail-heavy hint (at 8 rows: one pass with the few larger experts looping, instead of two side
-  // by side for every expert).
-  a.rows_per_expert_hint = kernel == Kernel::kMeanHint
-                               ? (b.rows + std::max(b.active, 1) - 1) / std::max(b.active, 1)
-                               : b.rows_hint;
+  a.rows_per_expert_hint = b.rows_hint;
   a.h = b.h.data();
   a.h_scales = b.h_scales.data();
   a.requant = kernels::RequantScale::kPow2;
@@ -298,10 +302,11 @@ Status run(Options const& options) {
     if (!options.only_scenario.empty() && options.only_scenario != scenario) {
       continue;
     }
-    for (int const tokens : {1, 2, 4, 8, 16, 32, 64, 128, 256}) {
-      if (options.only_tokens != 0 && tokens != options.only_tokens) {
-        continue;
-      }
+    // The sweep, or the one token count --tokens names (any, to map a band's edge).
+    std::vector<int> const sweep = options.only_tokens != 0
+                                       ? std::vector<int>{options.only_tokens}
+                                       : std::vector<int>{1, 2, 4, 8, 16, 32, 64, 128, 256};
+    for (int const tokens : sweep) {
       int const global = ep1 ? tokens : tokens * kRanks;
       int const local = ep1 ? kExperts : kExperts / kRanks;
       std::vector<Batch> batches;
@@ -318,9 +323,9 @@ Status run(Options const& options) {
       GCMOE_CHECK_CUDA(cudaStreamSynchronize(stream));
       double const experts = active_sum / kRotations;
       nlohmann::json per_kernel = nlohmann::json::object();
-      for (Kernel const kernel :
-           {Kernel::kMxfp4, Kernel::kCpAsyncX, Kernel::kMeanHint, Kernel::kNarrow16,
-            Kernel::kNarrow32, Kernel::kWide32, Kernel::kWide64, Kernel::kStreamOnly}) {
+      for (Kernel const kernel : {Kernel::kMxfp4, Kernel::kCpAsyncX, Kernel::kOnePass,
+                                  Kernel::kNarrow16, Kernel::kNarrow32, Kernel::kWide32,
+                                  Kernel::kWide64, Kernel::kStreamOnly, Kernel::kAgain}) {
         GCMOE_ASSIGN_OR_RETURN(double const us_all,
                                time_graph(stream, 1, options.reps, [&]() -> Status {
                                  for (Batch const& b : batches) {
@@ -363,12 +368,17 @@ Status run(Options const& options) {
          "folded with its e8m0 scale in f32; swap-AB, bulk-copy mbarrier pipeline; weight and x "
          "parts of a stage on barriers of their own, released after the MMA; two feed warps "
          "(v5.1); packed images in tile-group order (v5.2); pass width by the layer's rows hint "
-         "(routed_rows_hint), kernels/moe/expert_pass_policy.h: 8 rows up to 12, 16 up to 32, "
-         "32 beyond (v5.4); x rows by a TMA tensor copy at 16- and 32-row passes (v5.3))"},
+         "(routed_rows_hint), kernels/moe/expert_pass_policy.h: one 8-row pass up to 12, one "
+         "16-row "
+         "pass up to 24 (v5.5), 16-row passes side by side up to 32, 32 beyond (v5.4); x rows by a "
+         "TMA tensor copy at 16- and 32-row passes "
+         "(v5.3))"},
         {"mxfp4_cp_async_x", "the default with the x rows copied by cp.async (x_rows 0)"},
-        {"mxfp4_mean_hint",
-         "the default configured for the mean rows per active expert (ceil) instead of the layer's "
-         "hint"},
+        {"mxfp4_again",
+         "the default once more, timed last (its own graph): identical launches' spread in one "
+         "run"},
+        {"mxfp4_one_pass",
+         "the policy's pass width with one pass per tile group (experts with more rows loop)"},
         {"mxfp4_feed16",
          "the kernel with feed warps forced at 16-row passes (ceil(hint / 16) side by side)"},
         {"mxfp4_feed32",
@@ -413,6 +423,10 @@ int main(int argc, char** argv) {
       options.only_scenario = argv[i + 1];
     } else if (flag == "--tokens") {
       options.only_tokens = std::atoi(argv[i + 1]);
+      if (options.only_tokens < 1 || options.only_tokens > 4096) {
+        std::fprintf(stderr, "--tokens: 1..4096\n");
+        return 2;
+      }
     } else if (flag == "--pad-mib") {
       options.pad_mib = std::atoi(argv[i + 1]);
       if (options.pad_mib < 0 || options.pad_mib > 65536) {

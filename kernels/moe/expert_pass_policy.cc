@@ -4,17 +4,21 @@
 
 namespace gcmoe::kernels {
 
-ExpertPasses expert_passes_for(int rows_per_expert_hint, std::span<PassBand const> bands) {
+PassBand const& pass_band_for(int rows_per_expert_hint, std::span<PassBand const> bands) {
   int const hint = std::max(rows_per_expert_hint, 1);
-  PassBand chosen = bands.back();
   for (PassBand const& band : bands) {
     if (hint <= band.max_hint) {
-      chosen = band;
-      break;
+      return band;
     }
   }
-  return {chosen.rows, std::min((hint + chosen.rows - 1) / chosen.rows, kMaxParallelPasses),
-          chosen.producer_less};
+  return bands.back();
+}
+
+ExpertPasses expert_passes_for(int rows_per_expert_hint, std::span<PassBand const> bands) {
+  int const hint = std::max(rows_per_expert_hint, 1);
+  PassBand const& band = pass_band_for(hint, bands);
+  int const cap = std::clamp(band.max_passes, 1, kMaxParallelPasses);
+  return {band.rows, std::min((hint + band.rows - 1) / band.rows, cap), band.producer_less};
 }
 
 }  // namespace gcmoe::kernels

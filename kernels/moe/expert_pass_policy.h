@@ -12,13 +12,17 @@
 
 namespace gcmoe::kernels {
 
+inline constexpr int kMaxParallelPasses = 8;
+
 // Hints up to max_hint run passes `rows` wide, in the producer-less kernel where a weight format
 // has both at that width and the band says so (MXFP4 at 32 or 64 rows:
-// mxfp4_expert_wgmma_wide.cuh; no MXFP4 band picks it since v5.4, forced configurations do).
+// mxfp4_expert_wgmma_wide.cuh; no MXFP4 band picks it since v5.4, forced configurations do), at
+// most max_passes side by side (an expert with more rows loops inside its CTAs).
 struct PassBand {
   int max_hint = 0;
   int rows = 0;
   bool producer_less = false;
+  int max_passes = kMaxParallelPasses;
 };
 
 // FP8 WGMMA (GLM-5.2, bench/NOTES.md "FP8 expert FFN"): 8 rows up to 8; 16 (two CTAs per SM) with
@@ -29,15 +33,18 @@ struct PassBand {
 // tile for up to 128 rows instead of two 64-row passes side by side).
 inline constexpr PassBand kFp8PassBands[] = {{8, 8}, {32, 16}, {64, 64}, {96, 96}, {INT_MAX, 128}};
 
-// MXFP4 (DeepSeek V4/V4.1, bench/NOTES.md "MXFP4 expert GEMM" v5.4): 8 rows up to 12 (2 L1 / 4
-// L2 CTAs per SM; an expert with 9-12 rows streams its weights twice), 16 up to 32 and 32 beyond,
-// all in the kernel with feed warps; the producer-less kernel (v5) is forced-only since the x rows
-// come by TMA (v5.3): measured on an H200 at V4.1's shape, one rank of eight, T=64 (hint 17) 16-row
-// passes 281 µs against 8-row ones' 357, T=128 (hint 29) 376 against the producer-less kernel's
-// 401, T=256 (hint 50) 32-row passes 521 against 543.
-inline constexpr PassBand kMxfp4PassBands[] = {{12, 8}, {32, 16}, {INT_MAX, 32}};
-
-inline constexpr int kMaxParallelPasses = 8;
+// MXFP4 (DeepSeek V4/V4.1, bench/NOTES.md "MXFP4 expert GEMM" v5.4, v5.5): 8 rows up to 12 (2 L1
+// / 4 L2 CTAs per SM) and 16 rows up to 24 with one pass per tile group, 16 rows with passes side
+// by side up to 32, 32 beyond, all in the kernel with feed warps. One pass (v5.5): up to a hint
+// about 1.5x the width the mean is at most about half of it, so a second pass side by side
+// streams every expert's weights again for the few experts with more rows, which a single pass
+// covers by looping; measured on an H200 at V4.1's shape, one rank of eight (hint: one pass /
+// two side by side, µs): T=32 (11) 245 / 262, T=64 (18) 259 / 288, T=80 (21) 266 / 288, T=96
+// (24) 288 / 301, T=112 (27) 345 / 329, T=128 (29) 389 / 365; one GPU T=256 (11) 1993 / 2145.
+// The producer-less kernel (v5) is forced-only since the x rows come by TMA (v5.3): T=128 (hint
+// 29) 376 µs against its 401, T=256 (hint 50) 32-row passes 521 against 543.
+inline constexpr PassBand kMxfp4PassBands[] = {
+    {12, 8, false, 1}, {24, 16, false, 1}, {32, 16}, {INT_MAX, 32}};
 
 struct ExpertPasses {
   int rows = 8;    // pass width
@@ -45,7 +52,10 @@ struct ExpertPasses {
   bool producer_less = false;
 };
 
-// hint < 1 counts as 1. bands: increasing max_hint, the last INT_MAX.
+// The band a hint falls in (hint < 1 counts as 1). bands: increasing max_hint, the last INT_MAX.
+PassBand const& pass_band_for(int rows_per_expert_hint, std::span<PassBand const> bands);
+
+// The band's width, and passes enough to cover the hint up to the band's max_passes.
 ExpertPasses expert_passes_for(int rows_per_expert_hint, std::span<PassBand const> bands);
 
 }  // namespace gcmoe::kernels

@@ -1,3 +1,4 @@
+#include <algorithm>
 #include <climits>
 
 #include "engine/common/cuda_check.h"
@@ -216,9 +217,12 @@ Status launch_for_rows(Fp8ExpertGemmArgs const& args, Mxfp4WgmmaTuning const& tu
                        cudaStream_t stream) {
   // A forced configuration is a policy of one band: the same passes side by side for the hint.
   PassBand const forced[] = {{INT_MAX, tuning.pass_rows, tuning.wide}};
-  ExpertPasses const p = tuning.pass_rows > 0
-                             ? expert_passes_for(args.rows_per_expert_hint, forced)
-                             : expert_passes_for(args.rows_per_expert_hint, kMxfp4PassBands);
+  ExpertPasses p = tuning.pass_rows > 0
+                       ? expert_passes_for(args.rows_per_expert_hint, forced)
+                       : expert_passes_for(args.rows_per_expert_hint, kMxfp4PassBands);
+  if (tuning.max_passes > 0) {
+    p.passes = std::min(p.passes, tuning.max_passes);
+  }
   // Only a forced configuration is producer-less (tuning.wide; with early release refused above).
   if (p.producer_less) {
     return p.rows == 32 ? launch_wide<kStage, 32>(args, tuning, p.passes, stream)
@@ -270,6 +274,8 @@ Status launch_mxfp4_expert_wgmma(Fp8ExpertGemmArgs const& args, cudaStream_t str
           args.scale_stride % 4 == 0,
       "mxfp4 expert wgmma: weights and scales must be 16-byte aligned (bulk copies)");
   // A forced configuration (tests, benchmark) must be one that exists: refused, never ignored.
+  GCMOE_CHECK_ARG_MSG(tuning.max_passes >= 0 && tuning.max_passes <= kMaxParallelPasses,
+                      "mxfp4 expert wgmma: max_passes must be 0 (no cap) to 8");
   if (tuning.wide) {
     GCMOE_CHECK_ARG_MSG(tuning.pass_rows == 32 || tuning.pass_rows == 64,
                         "mxfp4 expert wgmma: the wide kernel runs 32- or 64-row passes");

@@ -58,8 +58,9 @@ Status preload_mxfp4_expert_wgmma();
 // - chunks: K / 128;
 // - DeepSeek semantics: requant RequantScale::kPow2, swiglu_limit 10, route_weights set.
 // - x_rows: the rows the x buffer holds (the bound of the x tensor map; 0: x by cp.async).
-// Rows per pass 8 (hints up to 12), 16 (up to 32) or 32, in the kernel with feed warps, up to 8
-// passes side by side (expert_pass_policy.h, kMxfp4PassBands).
+// Rows per pass 8 (hints up to 12, one pass), 16 (one pass up to 24, side by side up to 32) or 32,
+// in the kernel with feed warps, up to 8 passes side by side (expert_pass_policy.h,
+// kMxfp4PassBands).
 // Programmatic dependent launch (overlap_previous / allow_overlap_next) as the FP8 version. Not
 // supported (INVALID_ARGUMENT): fixed_expert.
 Status launch_mxfp4_expert_wgmma(Fp8ExpertGemmArgs const& args, cudaStream_t stream);
@@ -82,6 +83,9 @@ struct Mxfp4WgmmaTuning {
   // producer-less one (version 5). Passes side by side: ceil(hint / rows), at most 8.
   int pass_rows = 0;
   bool wide = false;
+  // The benchmark: at most this many passes side by side (0: the policy's or the forced
+  // configuration's count), to measure one pass per tile group against the policy's.
+  int max_passes = 0;
 };
 Status launch_mxfp4_expert_wgmma(Fp8ExpertGemmArgs const& args, cudaStream_t stream,
                                  Mxfp4WgmmaTuning const& tuning);

@@ -30,8 +30,10 @@ TEST_CASE("mxfp4 expert FFN matches the CPU reference at small shapes") {
   check(c);
 }
 
-// Hint T (12, 45, 150): the policy's 8-row passes side by side (T = 12) or 32-row ones (x by TMA),
-// and the kernel forced at 16 and 32 rows for every hint (ceil(T / rows) passes side by side).
+// Hint T (12, 45, 150): the policy's one 8-row pass (T = 12: experts with more than 8 rows loop)
+// or 32-row passes side by side (x by TMA), and the kernel forced at 16 and 32 rows for every
+// hint (ceil(T / rows) passes side by side); each also capped at one pass (the benchmark's
+// one-pass column: every expert loops over its rows in one CTA per tile group).
 TEST_CASE("mxfp4 expert FFN: skewed experts take wider passes, side by side") {
   Case c;
   c.hidden = 512;
@@ -41,6 +43,7 @@ TEST_CASE("mxfp4 expert FFN: skewed experts take wider passes, side by side") {
   c.top_k = 2;
   c.scales = Scales::kExtreme;
   c.tuning.pass_rows = GENERATE(0, 16, 32);
+  c.tuning.max_passes = GENERATE(0, 1);
   c.seed = 17 + static_cast<std::uint64_t>(c.tokens);
   check(c);
 }
@@ -130,6 +133,14 @@ TEST_CASE("mxfp4 expert wgmma rejects shapes and configurations it cannot run") 
   tuning.pass_rows = 64;
   tuning.early_release = true;
   CHECK(launch_mxfp4_expert_wgmma(args, nullptr, tuning).code() == StatusCode::kInvalidArgument);
+  // A cap of passes side by side: 0 (none) to 8.
+  Mxfp4WgmmaTuning capped;
+  capped.max_passes = 8;
+  CHECK(launch_mxfp4_expert_wgmma(args, nullptr, capped).ok());
+  for (int const bad : {-1, 9}) {
+    capped.max_passes = bad;
+    CHECK(launch_mxfp4_expert_wgmma(args, nullptr, capped).code() == StatusCode::kInvalidArgument);
+  }
 }
 
 }  // namespace

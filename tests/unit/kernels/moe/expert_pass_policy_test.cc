@@ -2,6 +2,8 @@
 // passes enough to cover the hint up to the cap, for the FP8 and MXFP4 bands.
 #include "kernels/moe/expert_pass_policy.h"
 
+#include <algorithm>
+
 #include "kernels/moe/expert_rows_hint.h"
 #include "tests/support/catch.h"
 
@@ -21,16 +23,20 @@ void check_bands(std::span<PassBand const> bands, std::initializer_list<Want> wa
   }
 }
 
-TEST_CASE("Expert pass policy, MXFP4: 8-row passes up to 12 rows, 16-row up to 32, then 32-row") {
+TEST_CASE(
+    "Expert pass policy, MXFP4: one 8-row pass up to 12 rows, one 16-row pass up to 24, two up to "
+    "32, then 32-row") {
   check_bands(kMxfp4PassBands, {{-3, 8, 1},
                                 {0, 8, 1},
                                 {1, 8, 1},
                                 {8, 8, 1},
-                                {9, 8, 2},
-                                {12, 8, 2},
+                                {9, 8, 1},
+                                {12, 8, 1},
                                 {13, 16, 1},
                                 {16, 16, 1},
-                                {17, 16, 2},
+                                {17, 16, 1},
+                                {24, 16, 1},
+                                {25, 16, 2},
                                 {32, 16, 2},
                                 {33, 32, 2},
                                 {64, 32, 2},
@@ -59,7 +65,7 @@ TEST_CASE("Expert pass policy, FP8: 8 rows up to 8, 16 up to 32, 64, 96, then 12
                               {5000, 128, 8}});
 }
 
-TEST_CASE("Expert pass policy: side-by-side passes cover the hint unless capped") {
+TEST_CASE("Expert pass policy: side-by-side passes cover the hint unless the band caps them") {
   for (std::span<PassBand const> const bands :
        {std::span<PassBand const>(kFp8PassBands), std::span<PassBand const>(kMxfp4PassBands)}) {
     for (int hint = 1; hint <= 1200; ++hint) {
@@ -67,8 +73,11 @@ TEST_CASE("Expert pass policy: side-by-side passes cover the hint unless capped"
       INFO("hint " << hint << " bands " << bands.size());
       CHECK(p.passes >= 1);
       CHECK(p.passes <= kMaxParallelPasses);
-      // Covered in one go, or every pass CTA is in use and loops over the rest.
-      CHECK((p.rows * p.passes >= hint || p.passes == kMaxParallelPasses));
+      // Covered in one go, or the band's cap of passes is reached and they loop over the rest.
+      PassBand const& band = pass_band_for(hint, bands);
+      CHECK(p.rows == band.rows);
+      CHECK(
+          (p.rows * p.passes >= hint || p.passes == std::min(band.max_passes, kMaxParallelPasses)));
       // No pass CTA left without rows at the hint.
       CHECK(p.rows * (p.passes - 1) < hint);
     }
@@ -76,17 +85,19 @@ TEST_CASE("Expert pass policy: side-by-side passes cover the hint unless capped"
 }
 
 TEST_CASE("Expert pass policy at DeepSeek-V4.1's decode hints (384 experts, top-6)") {
-  // One GPU: T = 256 gives a mean of 4 rows, a hint of 11: two 8-row passes.
-  CHECK(expert_passes_for(routed_rows_hint(256, 6, 384), kMxfp4PassBands).rows == 8);
-  // One rank of eight (48 local experts): T = 32 per rank (mean 4) stays on 8-row passes; T = 64
-  // (mean 8, hint 17) and T = 128 (mean 16, hint 29) take two 16-row passes side by side, T = 256
+  // One GPU: T = 256 gives a mean of 4 rows, a hint of 11: one 8-row pass, the few experts with
+  // more rows loop.
+  ExpertPasses const one_gpu = expert_passes_for(routed_rows_hint(256, 6, 384), kMxfp4PassBands);
+  CHECK((one_gpu.rows == 8 && one_gpu.passes == 1));
+  // One rank of eight (48 local experts): T = 32 per rank (mean 4) stays on one 8-row pass; T = 64
+  // (mean 8, hint 18) takes one 16-row pass, T = 128 (mean 16, hint 29) two side by side, T = 256
   // (mean 32, hint 50) two 32-row ones.
-  CHECK(expert_passes_for(routed_rows_hint(32 * 8, 6, 384), kMxfp4PassBands).rows == 8);
-  for (int const t : {64, 128}) {
-    ExpertPasses const p = expert_passes_for(routed_rows_hint(t * 8, 6, 384), kMxfp4PassBands);
-    INFO("T " << t);
-    CHECK((p.rows == 16 && p.passes == 2));
-  }
+  ExpertPasses const t32 = expert_passes_for(routed_rows_hint(32 * 8, 6, 384), kMxfp4PassBands);
+  CHECK((t32.rows == 8 && t32.passes == 1));
+  ExpertPasses const t64 = expert_passes_for(routed_rows_hint(64 * 8, 6, 384), kMxfp4PassBands);
+  CHECK((t64.rows == 16 && t64.passes == 1));
+  ExpertPasses const t128 = expert_passes_for(routed_rows_hint(128 * 8, 6, 384), kMxfp4PassBands);
+  CHECK((t128.rows == 16 && t128.passes == 2));
   ExpertPasses const t256 = expert_passes_for(routed_rows_hint(256 * 8, 6, 384), kMxfp4PassBands);
   CHECK((t256.rows == 32 && t256.passes == 2));
 }
