@@ -28,6 +28,7 @@
 #include <vector>
 
 #include "bench/common/device_fill.h"
+#include "bench/common/gpu_clock_sampler.h"
 #include "bench/common/gpu_timing.h"
 #include "engine/backends/cuda/device_buffer.h"
 #include "engine/common/cuda_check.h"
@@ -218,8 +219,16 @@ Status run(Options const& options) {
       weights.bytes_per_expert(Kernel::kMmaSync) / 1e6);
 
   nlohmann::json points = nlohmann::json::array();
-  fmt::print("{:<9} {:>4} {:>6} {:>7} {:>9} {:>10} {:>9} {:>10} {:>8}\n", "scenario", "T", "rows",
-             "experts", "kernel", "time_us", "GB/s", "floor_us", "of_copy");
+  // The SM clock and power each kernel ran at (bench/common/gpu_clock_sampler.h).
+  int device = 0;
+  GCMOE_CHECK_CUDA(cudaGetDevice(&device));
+  GpuClockSampler clock(device);
+  if (!clock.available()) {
+    fmt::print("NVML unavailable: no clock and power columns\n");
+  }
+  fmt::print("{:<9} {:>4} {:>6} {:>7} {:>9} {:>10} {:>9} {:>10} {:>8} {:>6} {:>5}\n", "scenario",
+             "T", "rows", "experts", "kernel", "time_us", "GB/s", "floor_us", "of_copy", "sm_MHz",
+             "capped");
   for (char const* scenario : {"ep1", "ep8_rank"}) {
     bool const ep1 = std::strcmp(scenario, "ep1") == 0;
     if (!options.only_scenario.empty() && options.only_scenario != scenario) {
@@ -247,27 +256,32 @@ Status run(Options const& options) {
       std::string best_kernel;
       for (Kernel const kernel : {Kernel::kMmaSync, Kernel::kWgmma}) {
         char const* const name = kernel == Kernel::kWgmma ? "wgmma" : "mma_sync";
-        GCMOE_ASSIGN_OR_RETURN(
-            double const us_all, time_graph(stream, 1, options.reps, [&]() -> Status {
-              for (Batch const& b : batches) {
-                GCMOE_RETURN_IF_ERROR(
-                    launch_ffn(kernel, weights, b,
-                               options.hint > 0 ? options.hint : b.max_rows_per_expert, stream));
-              }
-              return Status();
-            }));
+        clock.start();
+        StatusOr<double> const timed = time_graph(stream, 1, options.reps, [&]() -> Status {
+          for (Batch const& b : batches) {
+            GCMOE_RETURN_IF_ERROR(
+                launch_ffn(kernel, weights, b,
+                           options.hint > 0 ? options.hint : b.max_rows_per_expert, stream));
+          }
+          return Status();
+        });
+        ClockStats const clocks = clock.stop();
+        GCMOE_ASSIGN_OR_RETURN(double const us_all, timed);
         double const us = us_all / kRotations;
         double const bytes = experts * weights.bytes_per_expert(kernel);
         double const gbps = bytes / (us * 1e-6) / 1e9;
         double const floor_us = bytes / (copy_gbps * 1e9) * 1e6;
-        fmt::print("{:<9} {:>4} {:>6.1f} {:>7.1f} {:>9} {:>10.1f} {:>9.0f} {:>10.1f} {:>7.0f}%\n",
-                   scenario, tokens, rows_sum / static_cast<double>(kRotations), experts, name, us,
-                   gbps, floor_us, 100.0 * gbps / copy_gbps);
+        fmt::print(
+            "{:<9} {:>4} {:>6.1f} {:>7.1f} {:>9} {:>10.1f} {:>9.0f} {:>10.1f} {:>7.0f}% {:>6.0f} "
+            "{:>4.0f}%\n",
+            scenario, tokens, rows_sum / static_cast<double>(kRotations), experts, name, us, gbps,
+            floor_us, 100.0 * gbps / copy_gbps, clocks.sm_mhz_mean, 100.0 * clocks.power_capped);
         per_kernel[name] = {{"time_us", us},
                             {"weight_bytes", bytes},
                             {"weight_gbps", gbps},
                             {"floor_us", floor_us},
-                            {"fraction_of_copy", gbps / copy_gbps}};
+                            {"fraction_of_copy", gbps / copy_gbps},
+                            {"clock", clock_json(clocks)}};
         if (best_kernel.empty() || us < best_us) {
           best_us = us;
           best_kernel = name;

@@ -33,6 +33,7 @@
 #include <vector>
 
 #include "bench/common/device_fill.h"
+#include "bench/common/gpu_clock_sampler.h"
 #include "bench/common/gpu_timing.h"
 #include "bench/common/moe_layer_weights.h"
 #include "engine/backends/cuda/device_buffer.h"
@@ -295,8 +296,16 @@ Status run(Options const& options) {
       weights.bytes_per_expert() / 1e6);
 
   nlohmann::json points = nlohmann::json::array();
-  fmt::print("{:<9} {:>4} {:>6} {:>7} {:>23} {:>10} {:>9} {:>10} {:>8}\n", "scenario", "T", "rows",
-             "experts", "kernel", "time_us", "GB/s", "floor_us", "of_copy");
+  // The SM clock and power each column ran at (bench/common/gpu_clock_sampler.h).
+  int device = 0;
+  GCMOE_CHECK_CUDA(cudaGetDevice(&device));
+  GpuClockSampler clock(device);
+  if (!clock.available()) {
+    fmt::print("NVML unavailable: no clock and power columns\n");
+  }
+  fmt::print("{:<9} {:>4} {:>6} {:>7} {:>23} {:>10} {:>9} {:>10} {:>8} {:>6} {:>5}\n", "scenario",
+             "T", "rows", "experts", "kernel", "time_us", "GB/s", "floor_us", "of_copy", "sm_MHz",
+             "capped");
   for (char const* scenario : {"ep1", "ep8_rank"}) {
     bool const ep1 = std::strcmp(scenario, "ep1") == 0;
     if (!options.only_scenario.empty() && options.only_scenario != scenario) {
@@ -326,25 +335,31 @@ Status run(Options const& options) {
       for (Kernel const kernel : {Kernel::kMxfp4, Kernel::kCpAsyncX, Kernel::kOnePass,
                                   Kernel::kNarrow16, Kernel::kNarrow32, Kernel::kWide32,
                                   Kernel::kWide64, Kernel::kStreamOnly, Kernel::kAgain}) {
-        GCMOE_ASSIGN_OR_RETURN(double const us_all,
-                               time_graph(stream, 1, options.reps, [&]() -> Status {
-                                 for (Batch const& b : batches) {
-                                   GCMOE_RETURN_IF_ERROR(launch_ffn(kernel, weights, b, stream));
-                                 }
-                                 return Status();
-                               }));
+        clock.start();
+        StatusOr<double> const timed = time_graph(stream, 1, options.reps, [&]() -> Status {
+          for (Batch const& b : batches) {
+            GCMOE_RETURN_IF_ERROR(launch_ffn(kernel, weights, b, stream));
+          }
+          return Status();
+        });
+        ClockStats const clocks = clock.stop();
+        GCMOE_ASSIGN_OR_RETURN(double const us_all, timed);
         double const us = us_all / kRotations;
         double const bytes = experts * weights.bytes_per_expert();
         double const gbps = bytes / (us * 1e-6) / 1e9;
         double const floor_us = bytes / (copy_gbps * 1e9) * 1e6;
-        fmt::print("{:<9} {:>4} {:>6.1f} {:>7.1f} {:>23} {:>10.1f} {:>9.0f} {:>10.1f} {:>7.0f}%\n",
-                   scenario, tokens, rows_sum / static_cast<double>(kRotations), experts,
-                   kernel_name(kernel), us, gbps, floor_us, 100.0 * gbps / copy_gbps);
+        fmt::print(
+            "{:<9} {:>4} {:>6.1f} {:>7.1f} {:>23} {:>10.1f} {:>9.0f} {:>10.1f} {:>7.0f}% {:>6.0f} "
+            "{:>4.0f}%\n",
+            scenario, tokens, rows_sum / static_cast<double>(kRotations), experts,
+            kernel_name(kernel), us, gbps, floor_us, 100.0 * gbps / copy_gbps, clocks.sm_mhz_mean,
+            100.0 * clocks.power_capped);
         per_kernel[kernel_name(kernel)] = {{"time_us", us},
                                            {"weight_bytes", bytes},
                                            {"weight_gbps", gbps},
                                            {"floor_us", floor_us},
-                                           {"fraction_of_copy", gbps / copy_gbps}};
+                                           {"fraction_of_copy", gbps / copy_gbps},
+                                           {"clock", clock_json(clocks)}};
       }
       nlohmann::json point = per_kernel["mxfp4"];
       point["scenario"] = scenario;

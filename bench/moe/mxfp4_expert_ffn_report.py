@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Merges bench_mxfp4_expert_ffn's JSON with its torch peers' (mxfp4_expert_ffn_torch.py) into one
 JSON and prints the table: our time, the floor, % of the copy ceiling, the stream-only probe (the
-kernel's own feed without decode or MMA) and the peers."""
+kernel's own feed without decode or MMA), the SM clock our kernel ran at (the 700 W cap lowers it:
+bench/NOTES.md v5.5) and the peers."""
 from peer_merge import Peers, finish, load, show
 
 
@@ -10,14 +11,16 @@ def main():
     matched = Peers(peers)
     print(f"copy ceiling {ours['copy_gbps']:.0f} GB/s")
     print(f"{'scenario':<9} {'T':>4} {'experts':>7} {'floor_us':>9} {'mxfp4_us':>9} {'of_copy':>7} "
-          f"{'stream_us':>9} {'fp8_peer_us':>11} {'bf16_peer_us':>12} {'vs_best_peer':>12}")
+          f"{'stream_us':>9} {'sm_MHz':>6} {'fp8_peer_us':>11} {'bf16_peer_us':>12} {'vs_best_peer':>12}")
     rows = []
     for p in ours["points"]:
         fp8, bf16, speedup = matched.of(p)
         stream = p.get("kernels", {}).get("stream_only", {})
+        clock = p.get("clock", {})
+        mhz = f"{clock['sm_mhz_mean']:.0f}" if clock.get("samples") else "-"
         print(f"{p['scenario']:<9} {p['tokens_per_rank']:>4} {p['active_experts']:>7.1f} "
               f"{p['floor_us']:>9.1f} {p['time_us']:>9.1f} {100 * p['fraction_of_copy']:>6.0f}% "
-              f"{show(stream) if stream else '-':>9} {show(fp8):>11} {show(bf16):>12} "
+              f"{show(stream) if stream else '-':>9} {mhz:>6} {show(fp8):>11} {show(bf16):>12} "
               f"{(f'{speedup:.2f}x' if speedup else 'n/a'):>12}")
         rows.append({**p, "fp8_peer": fp8, "bf16_peer": bf16, "speedup_vs_best_peer": speedup})
     finish(ours, peers, rows, out)

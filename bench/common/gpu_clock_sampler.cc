@@ -1,0 +1,156 @@
+#include "bench/common/gpu_clock_sampler.h"
+
+#include <cuda_runtime.h>
+#include <dlfcn.h>
+
+#include <algorithm>
+#include <chrono>
+
+namespace gcmoe::bench {
+namespace {
+
+// The few NVML entry points used, by their documented C signatures (nvml.h is not installed on
+// the build machine; the ABI is stable across drivers). Return value 0 is NVML_SUCCESS.
+using NvmlDevice = void*;
+using InitFn = int (*)();
+using ShutdownFn = int (*)();
+using HandleByPciFn = int (*)(char const*, NvmlDevice*);
+using ClockInfoFn = int (*)(NvmlDevice, int, unsigned*);
+using PowerUsageFn = int (*)(NvmlDevice, unsigned*);
+using EventReasonsFn = int (*)(NvmlDevice, unsigned long long*);
+
+constexpr int kNvmlClockSm = 1;
+constexpr unsigned long long kSwPowerCap = 0x4;
+
+}  // namespace
+
+struct GpuClockSampler::Nvml {
+  void* library = nullptr;
+  ShutdownFn shutdown = nullptr;
+  ClockInfoFn clock_info = nullptr;
+  PowerUsageFn power_usage = nullptr;
+  EventReasonsFn event_reasons = nullptr;
+  NvmlDevice device = nullptr;
+
+  ~Nvml() {
+    if (shutdown != nullptr) {
+      shutdown();
+    }
+    if (library != nullptr) {
+      dlclose(library);
+    }
+  }
+
+  ClockSample sample() const {
+    ClockSample s;
+    clock_info(device, kNvmlClockSm, &s.sm_mhz);
+    power_usage(device, &s.power_mw);
+    if (event_reasons != nullptr) {
+      event_reasons(device, &s.event_reasons);
+    }
+    return s;
+  }
+};
+
+ClockStats summarize(std::vector<ClockSample> const& samples) {
+  ClockStats stats;
+  if (samples.empty()) {
+    return stats;
+  }
+  stats.samples = static_cast<int>(samples.size());
+  stats.sm_mhz_min = samples.front().sm_mhz;
+  int capped = 0;
+  for (ClockSample const& s : samples) {
+    stats.sm_mhz_mean += s.sm_mhz;
+    stats.sm_mhz_min = std::min(stats.sm_mhz_min, s.sm_mhz);
+    stats.power_w_mean += s.power_mw / 1000.0;
+    capped += (s.event_reasons & kSwPowerCap) != 0 ? 1 : 0;
+  }
+  stats.sm_mhz_mean /= stats.samples;
+  stats.power_w_mean /= stats.samples;
+  stats.power_capped = static_cast<double>(capped) / stats.samples;
+  return stats;
+}
+
+nlohmann::json clock_json(ClockStats const& stats) {
+  return {{"samples", stats.samples},
+          {"sm_mhz_mean", stats.sm_mhz_mean},
+          {"sm_mhz_min", stats.sm_mhz_min},
+          {"power_w_mean", stats.power_w_mean},
+          {"power_capped", stats.power_capped}};
+}
+
+GpuClockSampler::GpuClockSampler(int cuda_device) {
+  auto nvml = std::make_unique<Nvml>();
+  nvml->library = dlopen("libnvidia-ml.so.1", RTLD_NOW | RTLD_LOCAL);
+  if (nvml->library == nullptr) {
+    return;
+  }
+  auto const init = reinterpret_cast<InitFn>(dlsym(nvml->library, "nvmlInit_v2"));
+  auto const by_pci =
+      reinterpret_cast<HandleByPciFn>(dlsym(nvml->library, "nvmlDeviceGetHandleByPciBusId_v2"));
+  nvml->clock_info = reinterpret_cast<ClockInfoFn>(dlsym(nvml->library, "nvmlDeviceGetClockInfo"));
+  nvml->power_usage =
+      reinterpret_cast<PowerUsageFn>(dlsym(nvml->library, "nvmlDeviceGetPowerUsage"));
+  // Renamed in driver 535; the older name stays exported.
+  nvml->event_reasons = reinterpret_cast<EventReasonsFn>(
+      dlsym(nvml->library, "nvmlDeviceGetCurrentClocksEventReasons"));
+  if (nvml->event_reasons == nullptr) {
+    nvml->event_reasons = reinterpret_cast<EventReasonsFn>(
+        dlsym(nvml->library, "nvmlDeviceGetCurrentClocksThrottleReasons"));
+  }
+  if (init == nullptr || by_pci == nullptr || nvml->clock_info == nullptr ||
+      nvml->power_usage == nullptr || init() != 0) {
+    return;
+  }
+  nvml->shutdown = reinterpret_cast<ShutdownFn>(dlsym(nvml->library, "nvmlShutdown"));
+  char bus_id[32] = {};
+  if (cudaDeviceGetPCIBusId(bus_id, sizeof(bus_id), cuda_device) != cudaSuccess ||
+      by_pci(bus_id, &nvml->device) != 0) {
+    return;
+  }
+  nvml_ = std::move(nvml);
+}
+
+GpuClockSampler::~GpuClockSampler() {
+  static_cast<void>(stop());
+}
+
+bool GpuClockSampler::available() const {
+  return nvml_ != nullptr;
+}
+
+void GpuClockSampler::start(int period_us) {
+  static_cast<void>(stop());
+  if (!available()) {
+    return;
+  }
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    samples_.clear();
+  }
+  running_ = true;
+  thread_ = std::thread([this, period_us] {
+    while (running_) {
+      ClockSample const s = nvml_->sample();
+      {
+        std::lock_guard<std::mutex> lock(mutex_);
+        samples_.push_back(s);
+      }
+      std::this_thread::sleep_for(std::chrono::microseconds(std::max(period_us, 100)));
+    }
+  });
+}
+
+ClockStats GpuClockSampler::stop() {
+  running_ = false;
+  if (thread_.joinable()) {
+    thread_.join();
+  }
+  std::lock_guard<std::mutex> lock(mutex_);
+  ClockStats const stats = summarize(samples_);
+  samples_.clear();
+  return stats;
+}
+
+}  // namespace gcmoe::bench
