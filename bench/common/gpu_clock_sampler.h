@@ -28,6 +28,8 @@ struct ClockStats {
   int samples = 0;  // 0: NVML unavailable or nothing sampled; the rest are then 0
   double sm_mhz_mean = 0.0;
   unsigned sm_mhz_min = 0;
+  // NVML's board power is a running average (about 1 s on an H200): it lags the column, so read
+  // it as the power history the column started in, not its own draw.
   double power_w_mean = 0.0;
   // Fraction of samples with the software power cap (NVML reason 0x4) active.
   double power_capped = 0.0;
