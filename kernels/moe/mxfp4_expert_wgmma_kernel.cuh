@@ -239,9 +239,13 @@ __global__ void __launch_bounds__((kWgs * 4 + kFeedWarps) * 32, kMinBlocks)
           ptx::mbarrier_arrive(bars + 8 * (s + 2 * kStages));
         }
       }
-      // The x rows (cp.async, generic proxy) are read by the WGMMA (async proxy).
       ptx::mbarrier_wait(bars + 8 * (s + kStages), phase);
-      ptx::fence_proxy_async_shared();
+      if constexpr (!kTmaX) {
+        // The x rows (cp.async, generic proxy) are read by the WGMMA (async proxy). By TMA they
+        // are written in the async proxy already, and the fence (MEMBAR.ALL.CTA and 5 more
+        // instructions per chunk) is not needed.
+        ptx::fence_proxy_async_shared();
+      }
       // One WGMMA per k-step (one e8m0 block) into a fresh accumulator, two accumulators in turn:
       // k-step s + 2's decode and MMA are issued while k-step s is folded with its own scale.
       float part[2][kN / 2];

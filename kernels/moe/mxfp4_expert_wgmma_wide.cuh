@@ -234,8 +234,11 @@ __global__ void __launch_bounds__(kWgs * 128, kMinBlocks)
       int const s = use % kStages;
       ptx::mbarrier_wait(bars + 8 * s, static_cast<std::uint32_t>(use / kStages) & 1u);
       if (stream_only == 0) {
-        // The x rows (cp.async, generic proxy) are read by the WGMMA (async proxy).
-        ptx::fence_proxy_async_shared();
+        if constexpr (!kTmaX) {
+          // The x rows (cp.async, generic proxy) are read by the WGMMA (async proxy); by TMA
+          // they are in the async proxy already.
+          ptx::fence_proxy_async_shared();
+        }
         int const so = s * kStageBytes;
         std::uint32_t const b_desc = desc0_lo + static_cast<std::uint32_t>(so >> 4);
         uint4 const q0 = load_shared_16(my_codes + so);
