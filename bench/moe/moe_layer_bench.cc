@@ -16,7 +16,8 @@
 // Per model and shared-expert setting, the sweep then picks a per-bucket partition plan
 // (kernels/moe/gc_partition_plan.h: the fastest comm size where it beats the sequential layer by
 // --min-gain, else no partition) and times the planned layer again at every point, once alone and
-// then in kBackToBackRounds rounds alternating with the faster sequential graph ("back_to_back").
+// then in kBackToBackRounds rounds alternating with the faster sequential graph ("back_to_back",
+// with the SM clock over those rounds).
 //
 // Usage: bench_moe_layer [--out FILE] [--reps 20] [--layers 4] [--commit SHA] [--comm 8,16,...]
 //                        [--model glm5.2|deepseek-v4.1|all] [--tokens N] [--min-gain 1.02]
@@ -35,6 +36,7 @@
 #include <vector>
 
 #include "bench/common/device_fill.h"
+#include "bench/common/gpu_clock_sampler.h"
 #include "bench/common/gpu_timing.h"
 #include "bench/common/moe_layer_weights.h"
 #include "engine/backends/cuda/device_buffer.h"
@@ -308,6 +310,9 @@ StatusOr<nlohmann::json> run_model(ModelShape const& m, Options const& options, 
     // options.min_gain), then that plan's layer timed again at every point: its own
     // measurement, not the sweep's best.
     GCMOE_ASSIGN_OR_RETURN(auto plan, kernels::GcPartitionPlan::choose(measured, options.min_gain));
+    int device = 0;
+    GCMOE_CHECK_CUDA(cudaGetDevice(&device));
+    GpuClockSampler clock(device);
     GCMOE_ASSIGN_OR_RETURN(auto planned,
                            kernels::GcMoeLayer::create(config, kMaxTokens, 0, {.plan = plan}));
     fmt::print("{} planned: {}\n", shared ? "shared " : "routed ",
@@ -329,21 +334,27 @@ StatusOr<nlohmann::json> run_model(ModelShape const& m, Options const& options, 
       // expert (its own launches only, when it is packed apart).
       bool const separate =
           shared && (apart || measured[i].sequential_separate_us < measured[i].sequential_us);
-      GCMOE_ASSIGN_OR_RETURN(
-          BackToBack const b2b,
+      clock.start();
+      StatusOr<BackToBack> const timed =
           time_back_to_back(planned, *layers.front(), weights, x.data(), out.data(), tokens,
                             separate ? kernels::SharedExpertLaunch::kSeparate
                                      : kernels::SharedExpertLaunch::kWithRouted,
-                            options, stream));
+                            options, stream);
+      ClockStats const clocks = clock.stop();
+      GCMOE_ASSIGN_OR_RETURN(BackToBack const b2b, timed);
+      // The SM clock over the rounds (the 700 W cap lowers it for the MXFP4 kernels:
+      // bench/common/gpu_clock_sampler.h).
       point["back_to_back"] = {{"rounds", kBackToBackRounds},
                                {"planned_us", b2b.planned_us},
                                {"sequential_us", b2b.sequential_us},
-                               {"planned_speedup", b2b.sequential_us / b2b.planned_us}};
+                               {"planned_speedup", b2b.sequential_us / b2b.planned_us},
+                               {"clock", clock_json(clocks)}};
       fmt::print(
           "{} {:>4} planned comm {:>3} SMs {:>9.1f} us  {:>5.2f}x sequential; back to back "
-          "{:>9.1f} vs {:>9.1f} us: {:>5.2f}x\n",
+          "{:>9.1f} vs {:>9.1f} us: {:>5.2f}x at {:>4.0f} MHz\n",
           shared ? "shared " : "routed ", tokens, planned.comm_sms(tokens), per_layer,
-          seq / per_layer, b2b.planned_us, b2b.sequential_us, b2b.sequential_us / b2b.planned_us);
+          seq / per_layer, b2b.planned_us, b2b.sequential_us, b2b.sequential_us / b2b.planned_us,
+          clocks.sm_mhz_mean);
     }
     plans[shared ? "with_shared_expert" : "routed_only"] = nlohmann::json::parse(plan.to_json());
   }
