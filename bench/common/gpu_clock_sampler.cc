@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdio>
 
 namespace gcmoe::bench {
 namespace {
@@ -81,10 +82,17 @@ nlohmann::json clock_json(ClockStats const& stats) {
 }
 
 GpuClockSampler::GpuClockSampler(int cuda_device) {
+  nvml_ = open_nvml(cuda_device);
+  if (nvml_ == nullptr) {
+    std::fprintf(stderr, "NVML unavailable: no SM clock or power beside the times\n");
+  }
+}
+
+std::unique_ptr<GpuClockSampler::Nvml> GpuClockSampler::open_nvml(int cuda_device) {
   auto nvml = std::make_unique<Nvml>();
   nvml->library = dlopen("libnvidia-ml.so.1", RTLD_NOW | RTLD_LOCAL);
   if (nvml->library == nullptr) {
-    return;
+    return nullptr;
   }
   auto const init = reinterpret_cast<InitFn>(dlsym(nvml->library, "nvmlInit_v2"));
   auto const by_pci =
@@ -101,16 +109,22 @@ GpuClockSampler::GpuClockSampler(int cuda_device) {
   }
   if (init == nullptr || by_pci == nullptr || nvml->clock_info == nullptr ||
       nvml->power_usage == nullptr || init() != 0) {
-    return;
+    return nullptr;
   }
   nvml->shutdown = reinterpret_cast<ShutdownFn>(dlsym(nvml->library, "nvmlShutdown"));
   char bus_id[32] = {};
   if (cudaDeviceGetPCIBusId(bus_id, sizeof(bus_id), cuda_device) != cudaSuccess ||
       by_pci(bus_id, &nvml->device) != 0) {
-    return;
+    return nullptr;
   }
-  nvml_ = std::move(nvml);
+  return nvml;
 }
+
+GpuClockSampler::GpuClockSampler()
+    : GpuClockSampler([] {
+        int device = 0;
+        return cudaGetDevice(&device) == cudaSuccess ? device : 0;
+      }()) {}
 
 GpuClockSampler::~GpuClockSampler() {
   static_cast<void>(stop());

@@ -43,8 +43,10 @@ nlohmann::json clock_json(ClockStats const& stats);
 
 class GpuClockSampler {
  public:
-  // The CUDA device's NVML handle (matched by PCI bus id); unavailable without NVML.
+  // The CUDA device's NVML handle (matched by PCI bus id); unavailable without NVML. Without an
+  // argument: the current device. Says once on stderr when NVML is unavailable.
   explicit GpuClockSampler(int cuda_device);
+  GpuClockSampler();
   ~GpuClockSampler();
   GpuClockSampler(GpuClockSampler const&) = delete;
   GpuClockSampler& operator=(GpuClockSampler const&) = delete;
@@ -57,6 +59,7 @@ class GpuClockSampler {
 
  private:
   struct Nvml;
+  static std::unique_ptr<Nvml> open_nvml(int cuda_device);
   std::unique_ptr<Nvml> nvml_;
   std::thread thread_;
   std::atomic<bool> running_{false};

@@ -219,13 +219,7 @@ Status run(Options const& options) {
       weights.bytes_per_expert(Kernel::kMmaSync) / 1e6);
 
   nlohmann::json points = nlohmann::json::array();
-  // The SM clock and power each kernel ran at (bench/common/gpu_clock_sampler.h).
-  int device = 0;
-  GCMOE_CHECK_CUDA(cudaGetDevice(&device));
-  GpuClockSampler clock(device);
-  if (!clock.available()) {
-    fmt::print("NVML unavailable: no clock and power columns\n");
-  }
+  GpuClockSampler clock;  // the SM clock and power each timing ran at
   fmt::print("{:<9} {:>4} {:>6} {:>7} {:>9} {:>10} {:>9} {:>10} {:>8} {:>6} {:>5}\n", "scenario",
              "T", "rows", "experts", "kernel", "time_us", "GB/s", "floor_us", "of_copy", "sm_MHz",
              "capped");

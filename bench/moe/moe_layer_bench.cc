@@ -310,9 +310,7 @@ StatusOr<nlohmann::json> run_model(ModelShape const& m, Options const& options, 
     // options.min_gain), then that plan's layer timed again at every point: its own
     // measurement, not the sweep's best.
     GCMOE_ASSIGN_OR_RETURN(auto plan, kernels::GcPartitionPlan::choose(measured, options.min_gain));
-    int device = 0;
-    GCMOE_CHECK_CUDA(cudaGetDevice(&device));
-    GpuClockSampler clock(device);
+    GpuClockSampler clock;
     GCMOE_ASSIGN_OR_RETURN(auto planned,
                            kernels::GcMoeLayer::create(config, kMaxTokens, 0, {.plan = plan}));
     fmt::print("{} planned: {}\n", shared ? "shared " : "routed ",
