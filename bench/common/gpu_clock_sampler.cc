@@ -42,14 +42,18 @@ struct GpuClockSampler::Nvml {
     }
   }
 
-  ClockSample sample() const {
-    ClockSample s;
-    clock_info(device, kNvmlClockSm, &s.sm_mhz);
-    power_usage(device, &s.power_mw);
-    if (event_reasons != nullptr) {
-      event_reasons(device, &s.event_reasons);
+  // False when NVML cannot read the clock (the sample is then dropped, not counted as 0 MHz).
+  bool sample(ClockSample& s) const {
+    if (clock_info(device, kNvmlClockSm, &s.sm_mhz) != 0) {
+      return false;
     }
-    return s;
+    if (power_usage(device, &s.power_mw) != 0) {
+      s.power_mw = 0;
+    }
+    if (event_reasons != nullptr && event_reasons(device, &s.event_reasons) != 0) {
+      s.event_reasons = 0;
+    }
+    return true;
   }
 };
 
@@ -146,8 +150,8 @@ void GpuClockSampler::start(int period_us) {
   running_ = true;
   thread_ = std::thread([this, period_us] {
     while (running_) {
-      ClockSample const s = nvml_->sample();
-      {
+      ClockSample s;
+      if (nvml_->sample(s)) {
         std::lock_guard<std::mutex> lock(mutex_);
         samples_.push_back(s);
       }
