@@ -38,10 +38,11 @@ struct Config<ExpertGemmStage::kDown, kN> {
   static constexpr int kStages = kN <= 8 ? 5 : (kN <= 16 ? 6 : 8);
 };
 
-// The narrowest passes keep cp.async for x even when the launch gives x_rows: at 8 rows the TMA
-// copy measured no better (1-4% faster at one rank of eight, -8% to +2% at one GPU's T >= 32;
-// V4.1's shape, bench/NOTES.md v5.3/v5.4); at 16 and 32 rows 1.04-1.42x at one rank of eight.
-inline constexpr int kMinTmaXRows = 16;
+// Every pass width loads x by TMA when the launch gives x_rows (cp.async otherwise). At 16 and 32
+// rows 1.04-1.42x at one rank of eight (bench/NOTES.md v5.3); at 8 rows only once the TMA kernels
+// dropped the proxy fence that cp.async needs (v5.7: 1.01-1.12x at one GPU, 1.02-1.07x at one
+// rank of eight; before it, within the power cap's noise, v5.4).
+inline constexpr int kMinTmaXRows = 8;
 
 template <ExpertGemmStage kStage, int kN, bool kEarlyRelease, bool kTmaX>
 constexpr auto kernel_for() {

@@ -38,7 +38,9 @@
 // each (1.02-1.08x everywhere). Version 5.3/5.4: with Fp8ExpertGemmArgs::x_rows set, the 16- and
 // 32-row passes load x by one TMA tensor copy per stage (1.04-1.42x); 8-row passes keep cp.async;
 // the bands are now 8 rows up to a hint of 12, 16 up to 32, 32 beyond, all in the kernel with
-// feed warps (the producer-less kernel is forced-only). bench/NOTES.md v5.2-v5.4.
+// feed warps (the producer-less kernel is forced-only). bench/NOTES.md v5.2-v5.4. Version 5.5:
+// one pass per tile group up to 1.5x the width (expert_pass_policy.h). Version 5.6/5.7: no
+// proxy fence where x comes by TMA, and x by TMA at 8-row passes too.
 
 #include <cuda_runtime.h>
 
