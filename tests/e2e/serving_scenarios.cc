@@ -53,6 +53,20 @@ double metric_value(std::string const& metrics, std::string const& series) {
   return 0.0;
 }
 
+// Polls GetLoads until the ranks report a running request (the front-end's view of the ranks is
+// a periodic poll); false if none shows within 5 s.
+bool wait_ranks_running(v1::GenerateService::Stub& stub) {
+  for (int i = 0; i < 250; ++i) {
+    grpc::ClientContext context;
+    v1::GetLoadsResponse loads;
+    if (stub.GetLoads(&context, {}, &loads).ok() && loads.total().running_requests() > 0) {
+      return true;
+    }
+    std::this_thread::sleep_for(milliseconds(20));
+  }
+  return false;
+}
+
 void wait_started(std::atomic<int> const& started, int n) {
   for (int i = 0; i < 500 && started < n; ++i) {
     std::this_thread::sleep_for(milliseconds(10));
@@ -67,13 +81,18 @@ void check_cancel(v1::GenerateService::Stub& stub, int metrics_port, std::uint32
   std::string const metrics_before = fetch_metrics(metrics_port);
   REQUIRE_FALSE(metrics_before.empty());
   double const cancelled_before = metric_value(metrics_before, cancelled_calls);
+  // Cancelled only once the ranks' loads show it running, so that the idle check below cannot
+  // pass on a load snapshot taken before the request was admitted.
+  bool seen_running = false;
   StreamResult const got =
       collect_generate(stub, long_request("cancel-me", long_tokens), std::nullopt,
-                       [](std::size_t n, grpc::ClientContext& c) {
+                       [&stub, &seen_running](std::size_t n, grpc::ClientContext& c) {
                          if (n == 2) {
+                           seen_running = wait_ranks_running(stub);
                            c.TryCancel();
                          }
                        });
+  CHECK(seen_running);
   CHECK(got.status.error_code() == grpc::StatusCode::CANCELLED);
   CHECK(got.tokens.size() >= 2);
   CHECK(got.tokens.size() < long_tokens);
@@ -81,8 +100,9 @@ void check_cancel(v1::GenerateService::Stub& stub, int metrics_port, std::uint32
   // milliseconds (more under load) the front-end still holds the request, so the router still
   // counts its tokens on its rank, and the rank still reserves its KV. The next scenario would be
   // routed against that stale load (two long requests on one rank, the second queued behind the
-  // first's thousands of tokens), so wait here until the server has let go — a bounded wait that
-  // fails if a cancel leaks. The front-end counts a call's error after releasing its admission.
+  // first's thousands of tokens), so wait, bounded, until the server has let go: the front-end
+  // has ended the call (it counts a call's error after releasing its admission), and the ranks
+  // hold nothing — that part fails if a cancel leaks on a rank.
   bool counted = false;
   for (int i = 0; i < 250 && !counted; ++i) {
     counted = metric_value(fetch_metrics(metrics_port), cancelled_calls) >= cancelled_before + 1;
