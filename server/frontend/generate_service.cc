@@ -155,6 +155,8 @@ grpc::Status GenerateServiceImpl::Generate(grpc::ServerContext* context,
                                            v1::GenerateRequest const* request,
                                            grpc::ServerWriter<v1::GenerateResponse>* writer) {
   Status const status = generate(*context, *request, *writer);
+  // Counted after generate() has released the call's admission ticket and id: a counted error
+  // means the router no longer counts the call (the e2e cancel check waits on that).
   if (!status.ok()) {
     ctx_.metrics.count_error(std::string(status_code_name(status.code())));
   }

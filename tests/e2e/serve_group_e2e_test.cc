@@ -156,7 +156,7 @@ TEST_CASE("serve: client cancel, Abort of many ids and deadlines") {
   REQUIRE(testing::wait_ready(channel, seconds(20)));
   auto stub = v1::GenerateService::NewStub(channel);
   SECTION("cancel") {
-    testing::check_cancel(*stub, 400);
+    testing::check_cancel(*stub, serve->metrics_port(), 400);
   }
   SECTION("Abort") {
     testing::check_abort_many(*stub, 400);

@@ -176,7 +176,7 @@ TEST_CASE("serve the embedded model: cancel, Abort, deadline, malformed, full qu
     auto channel = testing::connect_channel(serve->address());
     REQUIRE(testing::wait_ready(channel, seconds(60)));
     auto stub = v1::GenerateService::NewStub(channel);
-    testing::check_cancel(*stub, kLongTokens);
+    testing::check_cancel(*stub, serve->metrics_port(), kLongTokens);
     testing::check_abort_many(*stub, kLongTokens);
     testing::check_deadline(*stub, kLongTokens);
     testing::check_ranks_idle(*stub);

@@ -2,6 +2,7 @@
 
 #include <signal.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cmath>
 #include <cstdio>
@@ -38,6 +39,34 @@ std::future<StreamResult> stream_async(v1::GenerateService::Stub& stub, v1::Gene
   });
 }
 
+// The value of one series of /metrics text (`name{labels}` exactly as written there); 0 when it
+// is absent, as a counter is before its first increment.
+double metric_value(std::string const& metrics, std::string const& series) {
+  std::string const prefix = series + " ";
+  for (std::size_t at = 0; at < metrics.size();) {
+    std::size_t const end = std::min(metrics.find('\n', at), metrics.size());
+    if (metrics.compare(at, prefix.size(), prefix) == 0) {
+      return std::stod(metrics.substr(at + prefix.size(), end - at - prefix.size()));
+    }
+    at = end + 1;
+  }
+  return 0.0;
+}
+
+// Polls GetLoads until the ranks report a running request (the front-end's view of the ranks is
+// a periodic poll); false if none shows within 5 s.
+bool wait_ranks_running(v1::GenerateService::Stub& stub) {
+  for (int i = 0; i < 250; ++i) {
+    grpc::ClientContext context;
+    v1::GetLoadsResponse loads;
+    if (stub.GetLoads(&context, {}, &loads).ok() && loads.total().running_requests() > 0) {
+      return true;
+    }
+    std::this_thread::sleep_for(milliseconds(20));
+  }
+  return false;
+}
+
 void wait_started(std::atomic<int> const& started, int n) {
   for (int i = 0; i < 500 && started < n; ++i) {
     std::this_thread::sleep_for(milliseconds(10));
@@ -47,17 +76,42 @@ void wait_started(std::atomic<int> const& started, int n) {
 
 }  // namespace
 
-void check_cancel(v1::GenerateService::Stub& stub, std::uint32_t long_tokens) {
+void check_cancel(v1::GenerateService::Stub& stub, int metrics_port, std::uint32_t long_tokens) {
+  std::string const cancelled_calls = "gcmoe:request_error_total{code=\"CANCELLED\"}";
+  std::string const metrics_before = fetch_metrics(metrics_port);
+  REQUIRE_FALSE(metrics_before.empty());
+  double const cancelled_before = metric_value(metrics_before, cancelled_calls);
+  // Cancelled only once the ranks' loads show it running, so that the idle check below cannot
+  // pass on a load snapshot taken before the request was admitted.
+  bool seen_running = false;
   StreamResult const got =
       collect_generate(stub, long_request("cancel-me", long_tokens), std::nullopt,
-                       [](std::size_t n, grpc::ClientContext& c) {
+                       [&stub, &seen_running](std::size_t n, grpc::ClientContext& c) {
                          if (n == 2) {
+                           seen_running = wait_ranks_running(stub);
                            c.TryCancel();
                          }
                        });
+  CHECK(seen_running);
   CHECK(got.status.error_code() == grpc::StatusCode::CANCELLED);
   CHECK(got.tokens.size() >= 2);
   CHECK(got.tokens.size() < long_tokens);
+  // The client's cancel ends its call at once, before the server has read the reset: for a few
+  // milliseconds (more under load) the front-end still holds the request, so the router still
+  // counts its tokens on its rank, and the rank still reserves its KV. The next scenario would be
+  // routed against that stale load (two long requests on one rank, the second queued behind the
+  // first's thousands of tokens), so wait, bounded, until the server has let go: the front-end
+  // has ended the call (it counts a call's error after releasing its admission), and the ranks
+  // hold nothing — that part fails if a cancel leaks on a rank.
+  bool counted = false;
+  for (int i = 0; i < 250 && !counted; ++i) {
+    counted = metric_value(fetch_metrics(metrics_port), cancelled_calls) >= cancelled_before + 1;
+    if (!counted) {
+      std::this_thread::sleep_for(milliseconds(20));
+    }
+  }
+  CHECK(counted);
+  check_ranks_idle(stub);
 }
 
 void check_abort_many(v1::GenerateService::Stub& stub, std::uint32_t long_tokens) {

@@ -14,8 +14,11 @@
 
 namespace gcmoe::testing {
 
-// Client cancel after two tokens: CANCELLED, the stream stops early.
-void check_cancel(v1::GenerateService::Stub& stub, std::uint32_t long_tokens);
+// On an idle server, client cancel once two tokens came and the ranks report the request:
+// CANCELLED, the stream stops early, and within a few seconds the server lets go of it — the
+// front-end ends the call (counted CANCELLED on /metrics at `metrics_port`) and no rank runs,
+// queues or reserves anything.
+void check_cancel(v1::GenerateService::Stub& stub, int metrics_port, std::uint32_t long_tokens);
 // Abort of two running ids and one unknown: the two end with FINISH_REASON_ABORTED, a third
 // request runs to its length.
 void check_abort_many(v1::GenerateService::Stub& stub, std::uint32_t long_tokens);
