@@ -5,6 +5,7 @@
 #include "engine/common/cuda_driver.h"
 #include "kernels/hopper/pdl_launch.h"
 #include "kernels/moe/expert_pass_policy.h"
+#include "kernels/moe/expert_x_map.h"
 #include "kernels/moe/mxfp4_expert_wgmma.h"
 #include "kernels/moe/mxfp4_expert_wgmma_kernel.cuh"
 #include "kernels/moe/mxfp4_expert_wgmma_layout.h"
@@ -126,37 +127,6 @@ cudaError_t raise_smem_limits() {
   return raise_smem_limits_x<kStage, kN, false>();
 }
 
-// The x rows' tensor map for kN-row passes: [x_rows, K] bytes (x_rows > 0), one 128-byte chunk of
-// kN rows per box, 128-byte swizzle (the layout the consumers' WGMMA descriptor reads).
-template <int kN>
-StatusOr<CUtensorMap> x_tensor_map(Fp8ExpertGemmArgs const& args) {
-  CUtensorMap map{};
-  GCMOE_ASSIGN_OR_RETURN(cuda::DriverApi const* driver, cuda::driver_api());
-  cuuint64_t const k_total = static_cast<cuuint64_t>(args.chunks) * kMxChunkK;
-  cuuint64_t const dims[2] = {k_total, static_cast<cuuint64_t>(args.x_rows)};
-  cuuint64_t const strides[1] = {k_total};
-  cuuint32_t const box[2] = {kMxChunkK, kN};
-  cuuint32_t const element_strides[2] = {1, 1};
-  CUresult const r = driver->cuTensorMapEncodeTiled(
-      &map, CU_TENSOR_MAP_DATA_TYPE_UINT8, 2, const_cast<std::uint8_t*>(args.x), dims, strides, box,
-      element_strides, CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B,
-      CU_TENSOR_MAP_L2_PROMOTION_L2_256B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
-  GCMOE_CHECK_ARG_MSG(r == CUDA_SUCCESS,
-                      "mxfp4 expert wgmma: the x rows' tensor map was refused (x 16-byte aligned, "
-                      "x_rows within 2^32?)");
-  return map;
-}
-
-// The kernel's x map parameter: the tensor map with kTmaX (x_rows > 0), else an empty one.
-template <int kN, bool kTmaX>
-StatusOr<mxfp4_wgmma::XMap<kTmaX>> x_map_for(Fp8ExpertGemmArgs const& args) {
-  if constexpr (kTmaX) {
-    return x_tensor_map<kN>(args);
-  } else {
-    return mxfp4_wgmma::NoXMap{};
-  }
-}
-
 // One launch of configuration C's kernel over the tile groups (x: tile groups times passes side
 // by side, y: the active list's slots); errors surface through GCMOE_CHECK_LAUNCH after it
 // (cudaGetLastError).
@@ -176,7 +146,7 @@ template <ExpertGemmStage kStage, int kN, bool kTmaX>
 Status launch_x(Fp8ExpertGemmArgs const& args, Mxfp4WgmmaTuning const& tuning, int passes,
                 cudaStream_t stream) {
   using C = Config<kStage, kN>;
-  GCMOE_ASSIGN_OR_RETURN(auto const x_map, (x_map_for<kN, kTmaX>(args)));
+  GCMOE_ASSIGN_OR_RETURN(auto const x_map, (expert_x_map<kN, kTmaX>(args)));
   launch_config<C, kN>(tuning.early_release ? kernel_for<kStage, kN, true, kTmaX>()
                                             : kernel_for<kStage, kN, false, kTmaX>(),
                        (C::kWgs * 4 + kMxfp4FeedWarps) * 32, args, tuning, passes, x_map, stream);
@@ -198,7 +168,7 @@ template <ExpertGemmStage kStage, int kN, bool kTmaX>
 Status launch_wide_x(Fp8ExpertGemmArgs const& args, Mxfp4WgmmaTuning const& tuning, int passes,
                      cudaStream_t stream) {
   using C = WideConfig<kStage, kN>;
-  GCMOE_ASSIGN_OR_RETURN(auto const x_map, (x_map_for<kN, kTmaX>(args)));
+  GCMOE_ASSIGN_OR_RETURN(auto const x_map, (expert_x_map<kN, kTmaX>(args)));
   launch_config<C, kN>(wide_kernel_for<kStage, kN, kTmaX>(), C::kWgs * 128, args, tuning, passes,
                        x_map, stream);
   return Status();

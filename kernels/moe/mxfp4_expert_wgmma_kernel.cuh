@@ -13,6 +13,7 @@
 #include "kernels/moe/expert_feed_pass.cuh"
 #include "kernels/moe/expert_pass_epilogue.cuh"
 #include "kernels/moe/expert_rows_ready.cuh"
+#include "kernels/moe/expert_x_map.h"
 #include "kernels/moe/expert_x_rows_copy.cuh"
 #include "kernels/moe/fp8_expert_gemm.h"
 #include "kernels/moe/mxfp4_expert_wgmma_layout.h"
@@ -31,15 +32,9 @@ using mxfp4_decode::step_scale;
 
 using expert_epilogue::finish_pass;
 
-// The x rows' tensor map, a kernel parameter only where the kernel copies x by TMA: with the unread
-// 128-byte parameter the 8-row kernels measured 7-13% slower than v5.2's at one GPU's T >= 32
-// (thousands of short CTAs per launch), without it 5-6%, SASS otherwise identical (bench/NOTES.md
-// v5.4).
-struct NoXMap {};
-template <bool kTmaX>
-using XMap = std::conditional_t<kTmaX, CUtensorMap, NoXMap>;
 constexpr int kScaleImageBytes = kMxScaleImageWords * 4;  // 256
 constexpr int kXRowBytes = kMxChunkK;                     // one FP8 x row of a chunk
+static_assert(kXRowBytes == kXMapChunkBytes, "the x tensor map's box is one chunk's rows");
 
 template <int kWgs, int kN>
 __host__ __device__ constexpr int stage_bytes() {
