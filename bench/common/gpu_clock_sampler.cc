@@ -21,7 +21,6 @@ using PowerUsageFn = int (*)(NvmlDevice, unsigned*);
 using EventReasonsFn = int (*)(NvmlDevice, unsigned long long*);
 
 constexpr int kNvmlClockSm = 1;
-constexpr unsigned long long kSwPowerCap = 0x4;
 
 }  // namespace
 
@@ -56,34 +55,6 @@ struct GpuClockSampler::Nvml {
     return true;
   }
 };
-
-ClockStats summarize(std::vector<ClockSample> const& samples) {
-  ClockStats stats;
-  if (samples.empty()) {
-    return stats;
-  }
-  stats.samples = static_cast<int>(samples.size());
-  stats.sm_mhz_min = samples.front().sm_mhz;
-  int capped = 0;
-  for (ClockSample const& s : samples) {
-    stats.sm_mhz_mean += s.sm_mhz;
-    stats.sm_mhz_min = std::min(stats.sm_mhz_min, s.sm_mhz);
-    stats.power_w_mean += s.power_mw / 1000.0;
-    capped += (s.event_reasons & kSwPowerCap) != 0 ? 1 : 0;
-  }
-  stats.sm_mhz_mean /= stats.samples;
-  stats.power_w_mean /= stats.samples;
-  stats.power_capped = static_cast<double>(capped) / stats.samples;
-  return stats;
-}
-
-nlohmann::json clock_json(ClockStats const& stats) {
-  return {{"samples", stats.samples},
-          {"sm_mhz_mean", stats.sm_mhz_mean},
-          {"sm_mhz_min", stats.sm_mhz_min},
-          {"power_w_mean", stats.power_w_mean},
-          {"power_capped", stats.power_capped}};
-}
 
 GpuClockSampler::GpuClockSampler(int cuda_device) {
   nvml_ = open_nvml(cuda_device);

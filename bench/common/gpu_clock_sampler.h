@@ -12,34 +12,12 @@
 #include <atomic>
 #include <memory>
 #include <mutex>
-#include <nlohmann/json.hpp>
 #include <thread>
 #include <vector>
 
+#include "bench/common/clock_stats.h"
+
 namespace gcmoe::bench {
-
-struct ClockSample {
-  unsigned sm_mhz = 0;
-  unsigned power_mw = 0;
-  unsigned long long event_reasons = 0;  // NVML clock event reason bits
-};
-
-struct ClockStats {
-  int samples = 0;  // 0: NVML unavailable or nothing sampled; the rest are then 0
-  double sm_mhz_mean = 0.0;
-  unsigned sm_mhz_min = 0;
-  // NVML's board power is a running average (about 1 s on an H200): it lags the column, so read
-  // it as the power history the column started in, not its own draw.
-  double power_w_mean = 0.0;
-  // Fraction of samples with the software power cap (NVML reason 0x4) active.
-  double power_capped = 0.0;
-};
-
-// Mean, minimum and power-cap fraction of `samples`.
-ClockStats summarize(std::vector<ClockSample> const& samples);
-
-// {"samples", "sm_mhz_mean", "sm_mhz_min", "power_w_mean", "power_capped"} for a result's JSON.
-nlohmann::json clock_json(ClockStats const& stats);
 
 class GpuClockSampler {
  public:
