@@ -140,8 +140,9 @@ StatusOr<BackToBack> time_back_to_back(kernels::GcMoeLayer& planned, kernels::Gc
   return BackToBack{.planned_us = median(planned_us), .sequential_us = median(sequential_us)};
 }
 
+// `clock`: the SM clock over each back-to-back comparison.
 StatusOr<nlohmann::json> run_model(ModelShape const& m, Options const& options, double ceiling_gbps,
-                                   cudaStream_t stream) {
+                                   cudaStream_t stream, GpuClockSampler& clock) {
   PackedExpertSections const s = sections(m);
   // The routed experts, then the shared expert as expert m.experts — or, with MXFP4 routed
   // experts, the FP8 shared expert in a buffer of its own.
@@ -310,7 +311,6 @@ StatusOr<nlohmann::json> run_model(ModelShape const& m, Options const& options, 
     // options.min_gain), then that plan's layer timed again at every point: its own
     // measurement, not the sweep's best.
     GCMOE_ASSIGN_OR_RETURN(auto plan, kernels::GcPartitionPlan::choose(measured, options.min_gain));
-    GpuClockSampler clock;
     GCMOE_ASSIGN_OR_RETURN(auto planned,
                            kernels::GcMoeLayer::create(config, kMaxTokens, 0, {.plan = plan}));
     fmt::print("{} planned: {}\n", shared ? "shared " : "routed ",
@@ -377,12 +377,14 @@ Status run(Options const& options) {
   double const ceiling_gbps = ceilings.best();
   fmt::print("ceiling (SM read) {:.0f} GB/s; {} back-to-back layer replays per timing\n",
              ceiling_gbps, options.layers);
+  GpuClockSampler clock;  // NVML opened once for the run
   nlohmann::json models = nlohmann::json::array();
   for (ModelShape const* m : {&kGlm52, &kDeepseekV41}) {
     if (options.model != "all" && options.model != m->name) {
       continue;
     }
-    GCMOE_ASSIGN_OR_RETURN(nlohmann::json result, run_model(*m, options, ceiling_gbps, stream));
+    GCMOE_ASSIGN_OR_RETURN(nlohmann::json result,
+                           run_model(*m, options, ceiling_gbps, stream, clock));
     models.push_back(std::move(result));
   }
   cudaDeviceProp prop{};
