@@ -36,6 +36,7 @@ StatusOr<GcMoeLayer> GcMoeLayer::create(MoeLayerConfig const& config, int max_to
   GCMOE_RETURN_IF_ERROR(layer.epoch_.copy_from_host(first_epoch));
   GCMOE_ASSIGN_OR_RETURN(layer.error_, cuda::DeviceBuffer<unsigned>::allocate(1));
   GCMOE_RETURN_IF_ERROR(layer.error_.fill_bytes(0));
+  GCMOE_ASSIGN_OR_RETURN(layer.whole_side_, cuda::Stream::create());
   for (cuda::Event* event : {&layer.start_, &layer.comm_done_, &layer.side_done_}) {
     GCMOE_ASSIGN_OR_RETURN(*event, cuda::Event::create());
   }
@@ -56,30 +57,47 @@ Status GcMoeLayer::prepare(MoeLayerDeviceWeights const& weights, float const* x,
   }
   cuda::SmPartition const* const partition = partitions_->partition_of(num_tokens);
   if (partition == nullptr) {
-    // No partition for this bucket: the sequential graph over the whole device, the shared
-    // expert placed as the plan says (in launches of its own when it is packed apart from the
-    // routed experts: MXFP4 routed, FP8 shared).
+    // No partition for this bucket: the whole device. The shared expert placed as the plan says
+    // (in launches of its own when it is packed apart from the routed experts: MXFP4 routed, FP8
+    // shared); apart, it runs on a second stream beside the routed path unless the options say
+    // one stream.
     cudaStream_t const whole = partitions_->whole_device();
-    SharedExpertLaunch const placement =
-        plan().step(num_tokens).shared_separate || weights.shared_expert != nullptr
-            ? SharedExpertLaunch::kSeparate
-            : SharedExpertLaunch::kWithRouted;
-    GCMOE_ASSIGN_OR_RETURN(cuda::Graph graph,
-                           sequential_graph(weights, x, out, num_tokens, whole, placement));
+    bool const apart = plan().step(num_tokens).shared_separate || weights.shared_expert != nullptr;
+    if (weights.has_shared && apart && options_.shared_side_stream) {
+      GCMOE_ASSIGN_OR_RETURN(
+          cuda::Graph graph,
+          capture_overlapped(weights, x, out, num_tokens, whole, whole_side_.get(), nullptr));
+      graphs_.emplace(num_tokens, Bucket{weights, x, out, whole, std::move(graph)});
+      return Status();
+    }
+    GCMOE_ASSIGN_OR_RETURN(
+        cuda::Graph graph,
+        sequential_graph(weights, x, out, num_tokens, whole,
+                         apart ? SharedExpertLaunch::kSeparate : SharedExpertLaunch::kWithRouted));
     graphs_.emplace(num_tokens, Bucket{weights, x, out, whole, std::move(graph)});
     return Status();
   }
+  auto const side = reinterpret_cast<cudaStream_t>(partition->compute().side_stream());
+  auto const comm = options_.dispatch_on_comm
+                        ? reinterpret_cast<cudaStream_t>(partition->comm().stream())
+                        : nullptr;
+  auto const compute_stream = reinterpret_cast<cudaStream_t>(partition->compute().stream());
+  GCMOE_ASSIGN_OR_RETURN(cuda::Graph graph, capture_overlapped(weights, x, out, num_tokens,
+                                                               compute_stream, side, comm));
+  graphs_.emplace(num_tokens, Bucket{weights, x, out, compute_stream, std::move(graph)});
+  return Status();
+}
+
+StatusOr<cuda::Graph> GcMoeLayer::capture_overlapped(MoeLayerDeviceWeights const& weights,
+                                                     float const* x, float* out, int num_tokens,
+                                                     cudaStream_t compute_stream, cudaStream_t side,
+                                                     cudaStream_t comm) {
   MoeLayerSync const sync{.ready_rows = ready_rows_.data(),
                           .epoch = epoch_.data(),
                           .layout_ready = layout_ready_.data(),
                           .error = error_.data(),
                           .overlap_down = options_.overlap_down,
                           .wait_timeout_ns = options_.wait_timeout_ns};
-  auto const side = reinterpret_cast<cudaStream_t>(partition->compute().side_stream());
-  auto const comm = options_.dispatch_on_comm
-                        ? reinterpret_cast<cudaStream_t>(partition->comm().stream())
-                        : nullptr;
-  auto const compute_stream = reinterpret_cast<cudaStream_t>(partition->compute().stream());
   MoeLayerSequential& steps = *steps_;
   bool const shared = weights.has_shared;
   constexpr SharedExpertLaunch kSeparate = SharedExpertLaunch::kSeparate;
@@ -119,9 +137,7 @@ Status GcMoeLayer::prepare(MoeLayerDeviceWeights const& weights, float const* x,
     }
     return Status();
   };
-  GCMOE_ASSIGN_OR_RETURN(cuda::Graph graph, cuda::Graph::capture(compute_stream, body));
-  graphs_.emplace(num_tokens, Bucket{weights, x, out, compute_stream, std::move(graph)});
-  return Status();
+  return cuda::Graph::capture(compute_stream, body);
 }
 
 Status GcMoeLayer::replay(int num_tokens) {

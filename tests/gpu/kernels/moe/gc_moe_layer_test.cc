@@ -33,9 +33,9 @@ std::vector<float> sequential_out(GcMoeLayer& layer, testing::MoeLayerFixture co
   return host;
 }
 
-void run_case(MoeLayerCase const& c, int comm_sms) {
+void run_case(MoeLayerCase const& c, GcMoeOptions const& options) {
   testing::MoeLayerFixture f = testing::make_moe_layer_fixture(c);
-  auto layer = GcMoeLayer::create(f.config, c.tokens, 0, {.comm_sms = comm_sms});
+  auto layer = GcMoeLayer::create(f.config, c.tokens, 0, options);
   REQUIRE(layer.status().to_string() == "OK");
   REQUIRE(layer->prepare(f.weights(), f.d_x.data(), f.d_out.data(), c.tokens).to_string() == "OK");
   auto const nodes = layer->kernel_nodes(c.tokens);
@@ -61,10 +61,12 @@ void run_case(MoeLayerCase const& c, int comm_sms) {
               .code() == StatusCode::kInvalidArgument);
   }
   std::printf(
-      "gc-moe %s H=%d I=%d E=%d k=%d T=%d comm %d SMs compute %d SMs, %d kernel nodes: "
+      "gc-moe %s H=%d I=%d E=%d k=%d T=%d comm %d SMs compute %d SMs (shared side stream %d), "
+      "%d kernel nodes: "
       "selection mismatches %d, rel_l2_error=%.3e, equal to sequential: %d (shared fused: %d)\n",
       f.family_name(), c.hidden, c.inter, c.experts, c.top_k, c.tokens, layer->comm_sms(c.tokens),
-      layer->compute_sms(c.tokens), *nodes, mismatches, error, same ? 1 : 0, same_fused ? 1 : 0);
+      layer->compute_sms(c.tokens), options.shared_side_stream ? 1 : 0, *nodes, mismatches, error,
+      same ? 1 : 0, same_fused ? 1 : 0);
   CHECK(mismatches == 0);
   CHECK(error < 2e-2);  // the bound of the sequential layer test (same kernels)
   CHECK(same);
@@ -97,21 +99,33 @@ TEST_CASE("GC-MoE layer equals the sequential baseline and the CPU reference (GL
   c.tokens = GENERATE(1, 7, 40);
   c.top_k = 8;
   c.seed = 300 + static_cast<std::uint64_t>(c.tokens);
-  run_case(c, 16);
+  run_case(c, {.comm_sms = 16});
 }
 
 TEST_CASE("GC-MoE layer at other comm partition sizes (DeepSeek-V4.1 semantics)") {
   MoeLayerCase c = testing::deepseek_small_case();
   c.tokens = 33;
   c.seed = 400;
-  run_case(c, GENERATE(8, 48));
+  run_case(c, {.comm_sms = GENERATE(8, 48)});
 }
 
 TEST_CASE("GC-MoE layer with MXFP4 routed experts (DeepSeek-V4.1 checkpoint format)") {
   MoeLayerCase c = testing::deepseek_small_case(ExpertWeightFormat::kMxfp4);
   c.tokens = GENERATE(3, 33);
   c.seed = 450 + static_cast<std::uint64_t>(c.tokens);
-  run_case(c, 16);
+  run_case(c, {.comm_sms = 16});
+}
+
+// No partition: the whole device, the FP8 shared expert (apart from the MXFP4 routed ones) on a
+// second stream beside the routed path, or everything on one stream: both equal the sequential
+// baseline bit for bit, across replays with new inputs.
+TEST_CASE("GC-MoE without a partition, the shared expert on a side stream (DeepSeek-V4.1)") {
+  MoeLayerCase c = testing::deepseek_small_case(ExpertWeightFormat::kMxfp4);
+  c.tokens = GENERATE(3, 33);
+  c.seed = 470 + static_cast<std::uint64_t>(c.tokens);
+  auto plan = GcPartitionPlan::create({{c.tokens, 0}});
+  REQUIRE(plan.ok());
+  run_case(c, {.plan = *plan, .shared_side_stream = GENERATE(true, false)});
 }
 
 TEST_CASE("GC-MoE with a per-bucket partition plan, no partition included") {
