@@ -182,6 +182,9 @@ Status launch_ffn(Kernel kernel, Weights const& w, Batch const& b, int rows_hint
   a.chunks = static_cast<int>(w.l1_chunks);
   a.x = b.x.data();
   a.x_scales = b.x_scales.data();
+  // The x rows the buffer holds, as the layer gives them: the WGMMA kernel with feed warps then
+  // loads x by TMA (the mma.sync version ignores it).
+  a.x_rows = std::max(b.rows, 1);
   a.expert_offsets = b.offsets.data();
   a.active_experts = b.active_experts.data();
   a.num_active = b.num_active.data();

@@ -31,6 +31,13 @@ __device__ __forceinline__ void mbarrier_arrive_expect_tx(std::uint32_t bar, std
                : "memory");
 }
 
+// Adds `bytes` to the current phase's expected transaction count without arriving (the thread
+// that issues a copy announces its bytes itself, whatever another thread's arrival carries).
+__device__ __forceinline__ void mbarrier_expect_tx(std::uint32_t bar, std::uint32_t bytes) {
+  asm volatile("mbarrier.expect_tx.relaxed.cta.shared::cta.b64 [%0], %1;" ::"r"(bar), "r"(bytes)
+               : "memory");
+}
+
 // True once the phase of the given parity has completed.
 __device__ __forceinline__ bool mbarrier_try_wait(std::uint32_t bar, std::uint32_t parity) {
   std::uint32_t done = 0;

@@ -1,6 +1,7 @@
 #include "engine/common/cuda_check.h"
 #include "kernels/hopper/pdl_launch.h"
 #include "kernels/moe/expert_pass_policy.h"
+#include "kernels/moe/expert_x_map.h"
 #include "kernels/moe/fp8_expert_wgmma.h"
 #include "kernels/moe/fp8_expert_wgmma_kernel.cuh"
 #include "kernels/moe/fp8_expert_wgmma_wide.cuh"
@@ -66,15 +67,19 @@ struct WideKnobs {
   static constexpr int kStep = kSingle ? 8 : 16;
 };
 
-template <ExpertGemmStage kStage, int kN>
+// kTmaX (the kernel with feed warps, 8-32 rows): x rows by TMA where the launch gives x_rows
+// (bench/NOTES.md "FP8 expert FFN" v2.11); the wide kernel copies x by cp.async.
+template <ExpertGemmStage kStage, int kN, bool kTmaX = false>
 constexpr auto kernel_for() {
   using C = Config<kStage, kN>;
   using K = WideKnobs<kN>;
   if constexpr (kWideKernel<kN>) {
+    static_assert(!kTmaX);
     return fp8_expert_wgmma_wide_kernel<kStage, C::kWgs, kN, C::kStages, C::kMinBlocks,
                                         kWideLag<kStage>, K::kStep, K::kSingle>;
   } else {
-    return fp8_expert_wgmma_kernel<kStage, C::kWgs, kN, C::kStages, C::kMinBlocks, kFp8FeedWarps>;
+    return fp8_expert_wgmma_kernel<kStage, C::kWgs, kN, C::kStages, C::kMinBlocks, kFp8FeedWarps,
+                                   kTmaX>;
   }
 }
 
@@ -89,24 +94,46 @@ constexpr std::size_t smem_bytes() {
 
 template <ExpertGemmStage kStage, int kN>
 cudaError_t raise_smem_limit() {
-  return cudaFuncSetAttribute(kernel_for<kStage, kN>(), cudaFuncAttributeMaxDynamicSharedMemorySize,
-                              static_cast<int>(smem_bytes<kStage, kN>()));
+  int const bytes = static_cast<int>(smem_bytes<kStage, kN>());
+  cudaError_t const e = cudaFuncSetAttribute(kernel_for<kStage, kN>(),
+                                             cudaFuncAttributeMaxDynamicSharedMemorySize, bytes);
+  if constexpr (!kWideKernel<kN>) {
+    if (e == cudaSuccess) {
+      return cudaFuncSetAttribute(kernel_for<kStage, kN, true>(),
+                                  cudaFuncAttributeMaxDynamicSharedMemorySize, bytes);
+    }
+  }
+  return e;
 }
 
 template <ExpertGemmStage kStage, int kN>
-cudaError_t launch(Fp8ExpertGemmArgs const& args, int passes, cudaStream_t stream) {
+Status launch(Fp8ExpertGemmArgs const& args, int passes, cudaStream_t stream) {
   constexpr int kWgs = Config<kStage, kN>::kWgs;
   int const tiles64 = args.tiles * kTileRows / kWgmmaTileRows;
   dim3 const grid(static_cast<unsigned>(tiles64 / kWgs * passes),
                   static_cast<unsigned>(args.max_active));
-  dim3 const block(kWideKernel<kN> ? kWgs * 128 : (kWgs * 4 + kFp8FeedWarps) * 32);
-  return hopper::launch_with_pdl(kernel_for<kStage, kN>(), grid, block, smem_bytes<kStage, kN>(),
-                                 stream, args.overlap_previous, args, passes);
+  std::size_t const smem = smem_bytes<kStage, kN>();
+  if constexpr (kWideKernel<kN>) {
+    GCMOE_CHECK_CUDA(hopper::launch_with_pdl(kernel_for<kStage, kN>(), grid, dim3(kWgs * 128), smem,
+                                             stream, args.overlap_previous, args, passes));
+  } else {
+    dim3 const block((kWgs * 4 + kFp8FeedWarps) * 32);
+    if (args.x_rows > 0) {
+      GCMOE_ASSIGN_OR_RETURN(auto const x_map, (expert_x_map<kN, true>(args)));
+      GCMOE_CHECK_CUDA(hopper::launch_with_pdl(kernel_for<kStage, kN, true>(), grid, block, smem,
+                                               stream, args.overlap_previous, args, passes, x_map));
+    } else {
+      GCMOE_CHECK_CUDA(hopper::launch_with_pdl(kernel_for<kStage, kN, false>(), grid, block, smem,
+                                               stream, args.overlap_previous, args, passes,
+                                               NoXMap{}));
+    }
+  }
+  return Status();
 }
 
 // The pass width and the passes side by side: expert_pass_policy.h, kFp8PassBands.
 template <ExpertGemmStage kStage>
-cudaError_t launch_for_rows(Fp8ExpertGemmArgs const& args, cudaStream_t stream) {
+Status launch_for_rows(Fp8ExpertGemmArgs const& args, cudaStream_t stream) {
   ExpertPasses const p = expert_passes_for(args.rows_per_expert_hint, kFp8PassBands);
   if (p.rows == 8) {
     return launch<kStage, 8>(args, p.passes, stream);
@@ -152,8 +179,8 @@ Status launch_fp8_expert_wgmma(Fp8ExpertGemmArgs const& args, cudaStream_t strea
   if (args.max_active <= 0) {
     return Status();
   }
-  GCMOE_CHECK_CUDA(gate_up ? launch_for_rows<ExpertGemmStage::kGateUp>(args, stream)
-                           : launch_for_rows<ExpertGemmStage::kDown>(args, stream));
+  GCMOE_RETURN_IF_ERROR(gate_up ? launch_for_rows<ExpertGemmStage::kGateUp>(args, stream)
+                                : launch_for_rows<ExpertGemmStage::kDown>(args, stream));
   GCMOE_CHECK_LAUNCH();
   return Status();
 }

@@ -6,6 +6,7 @@
 #include "kernels/hopper/ptx.cuh"
 #include "kernels/moe/expert_feed_pass.cuh"
 #include "kernels/moe/expert_rows_ready.cuh"
+#include "kernels/moe/expert_x_map.h"
 #include "kernels/moe/expert_x_rows_copy.cuh"
 #include "kernels/moe/fp8_expert_gemm.h"
 #include "kernels/moe/fp8_expert_wgmma_layout.h"
@@ -19,9 +20,14 @@ namespace gcmoe::kernels::fp8_wgmma {
 // Passes of one expert's rows run as `passes` CTAs side by side (blockIdx.x = tile group ·
 // passes + pass), so a wide batch re-reads a weight tile from L2 rather than HBM; a CTA whose
 // pass starts past the expert's rows exits.
-template <ExpertGemmStage kStage, int kWgs, int kN, int kStages, int kMinBlocks, int kFeedWarps>
+// kTmaX: the x warp loads a stage's x rows with one TMA tensor copy (x_map; rows past the buffer
+// read as zeros, rows past the expert's are other experts' and their columns never written), so
+// the consumers need no proxy fence before their WGMMAs; else cp.async (expert_x_rows_copy.cuh).
+template <ExpertGemmStage kStage, int kWgs, int kN, int kStages, int kMinBlocks, int kFeedWarps,
+          bool kTmaX>
 __global__ void __launch_bounds__((kWgs * 4 + kFeedWarps) * 32, kMinBlocks)
-    fp8_expert_wgmma_kernel(Fp8ExpertGemmArgs args, int passes) {
+    fp8_expert_wgmma_kernel(Fp8ExpertGemmArgs args, int passes,
+                            __grid_constant__ XMap<kTmaX> const x_map) {
   static_assert(kN % 8 == 0 && kN >= 8 && kN <= 32, "wider passes: fp8_expert_wgmma_wide.cuh");
   static_assert(kStage != ExpertGemmStage::kGateUp || kWgs * 32 == kChunkK,
                 "L1 CTAs own one 128-output requantization group");
@@ -105,8 +111,15 @@ __global__ void __launch_bounds__((kWgs * 4 + kFeedWarps) * 32, kMinBlocks)
         std::uint32_t const x_stage =
             smem_base + static_cast<std::uint32_t>(s * kStageBytes) + kWgs * kWgmmaChunkBytes;
         float* const stage_scales = scale_stages + s * kScaleFloats;
-        static_assert(kChunkK == kXChunkRowBytes);
-        copy_x_rows<kN>(x_stage, args.x, k_total, pass, rows, c, lane);
+        static_assert(kChunkK == kXChunkRowBytes && kChunkK == kXMapChunkBytes);
+        if constexpr (kTmaX) {
+          if (lane == 0) {
+            ptx::mbarrier_expect_tx(full_bar, kN * kChunkK);
+            ptx::tma_load_2d(x_stage, &x_map, c * kChunkK, pass, full_bar);
+          }
+        } else {
+          copy_x_rows<kN>(x_stage, args.x, k_total, pass, rows, c, lane);
+        }
         copy_x_scales<kN>(stage_scales, args.x_scales, chunks, pass, rows, c, lane);
         // The tiles' weight scale_inv pairs, so no consumer waits on a global load.
         if (lane < kWgs) {
@@ -148,7 +161,8 @@ __global__ void __launch_bounds__((kWgs * 4 + kFeedWarps) * 32, kMinBlocks)
     for (int i = 0; i < kN / 2; ++i) {
       acc[i] = 0.0f;
     }
-    consume_pass_trimmed<kN, kWgs, kStages>(acc, it, rows, view, [](int, int) {});
+    consume_pass_trimmed<kN, kWgs, kStages, kWidthStep, false, !kTmaX>(acc, it, rows, view,
+                                                                       [](int, int) {});
 
     finish_pass<kStage, kN, kConsumerThreads>(acc, args, pass, rows, tile, group, amax);
   }

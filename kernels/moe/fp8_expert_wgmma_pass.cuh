@@ -95,7 +95,10 @@ inline constexpr bool kParallelHalves = kW1 > 0 && kN <= 96;
 // once per half but from L2/HBM once. `it` counts the CTA's stages across passes. before_chunk(c,
 // it) runs before the warp waits for chunk c, the CTA's stage use `it` (the wide kernel refills a
 // stage there).
-template <int kN, int kW0, int kW1, int kWgs, int kStages, typename BeforeChunk>
+// kFenceX: the x rows came by cp.async (generic proxy), so a proxy fence orders them before the
+// WGMMAs read them (async proxy); x by TMA needs none.
+template <int kN, int kW0, int kW1, int kWgs, int kStages, bool kFenceX = true,
+          typename BeforeChunk>
 __device__ __forceinline__ void consume_pass(float (&acc)[kN / 2], int& it, PassView const& v,
                                              BeforeChunk const& before_chunk) {
   static_assert(kW0 + kW1 <= kN && (kW1 == 0 || kW0 == kHalfRows));
@@ -107,7 +110,9 @@ __device__ __forceinline__ void consume_pass(float (&acc)[kN / 2], int& it, Pass
     int const s = it % kStages;
     std::uint32_t const round = static_cast<std::uint32_t>(it / kStages);
     ptx::mbarrier_wait(v.full0 + 8u * static_cast<std::uint32_t>(s), round & 1u);
-    ptx::fence_proxy_async_shared();
+    if constexpr (kFenceX) {
+      ptx::fence_proxy_async_shared();
+    }
     std::uint32_t const stage = v.smem_base + static_cast<std::uint32_t>(s * kStageBytes);
     std::uint32_t const a_base = stage + v.wg * kWgmmaChunkBytes;
     std::uint32_t const b_base = stage + kWgs * kWgmmaChunkBytes;
@@ -159,14 +164,16 @@ __device__ __forceinline__ void consume_pass_width(float (&acc)[kN / 2], int& it
 // is one m64nWk32 over all the pass's columns (v2.7: the weight fragment is read from shared
 // memory once per k-step); otherwise two 64-row halves (v2.6). The branch is taken once per pass,
 // around the whole loop (a WGMMA behind a per-chunk branch would be serialized by ptxas, C7520).
+// kFenceX as consume_pass's (up to 32 rows; the wider kernel copies x by cp.async).
 template <int kN, int kWgs, int kStages, int kStep = kWidthStep, bool kSingle = false,
-          typename BeforeChunk>
+          bool kFenceX = true, typename BeforeChunk>
 __device__ __forceinline__ void consume_pass_trimmed(float (&acc)[kN / 2], int& it, int rows,
                                                      PassView const& v,
                                                      BeforeChunk const& before_chunk) {
   static_assert(kStep == 8 || kStep == 16);
+  static_assert(kFenceX || kN <= 32);
   if constexpr (kN <= 32) {
-    consume_pass<kN, kN, 0, kWgs, kStages>(acc, it, v, before_chunk);
+    consume_pass<kN, kN, 0, kWgs, kStages, kFenceX>(acc, it, v, before_chunk);
   } else if constexpr (kN == kHalfRows || (kSingle && kN <= 96)) {
     int const width = (rows + kStep - 1) / kStep * kStep;  // kStep..kN
     consume_pass_width<kN, kStep, kStep, kWgs, kStages>(acc, it, width, v, before_chunk);

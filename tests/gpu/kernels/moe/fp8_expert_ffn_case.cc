@@ -134,6 +134,9 @@ double run_case(Case const& c) {
   args.requant = c.deepseek_semantics ? RequantScale::kPow2 : RequantScale::kAmaxOver448;
   args.swiglu_limit = c.deepseek_semantics ? 10.0f : 0.0f;
   args.route_weights = c.deepseek_semantics ? batch.route.data() : nullptr;
+  if (!c.tma_x) {
+    args.x_rows = 0;
+  }
   if (c.ready != Case::Ready::kNoCounters) {
     ready.attach(args, 7, c.ready == Case::Ready::kNever ? 1'000'000 : 10'000'000'000);
   }
@@ -144,6 +147,9 @@ double run_case(Case const& c) {
   args.ready_blocks = nullptr;  // L2 reads h, which L1 wrote in stream order
 
   Fp8ExpertGemmArgs down = testing::down_args(args, batch, h, inter);
+  if (!c.tma_x) {
+    down.x_rows = 0;
+  }
   down.weights = d_l2.data();
   down.weight_scales = d_l2s.data();
   down.weight_stride = static_cast<std::int64_t>(l2_bytes.size()) / c.experts;
@@ -176,11 +182,11 @@ double run_case(Case const& c) {
   }
   std::printf(
       "fp8 expert ffn %s H=%lld I=%lld E=%d T=%d k=%d rows=%lld max_rows/expert=%d hint=%d "
-      "%s seed=%llu rel_l2_error=%.3e\n",
+      "%s tma_x=%d seed=%llu rel_l2_error=%.3e\n",
       kernel_name(c.kernel), static_cast<long long>(h), static_cast<long long>(inter), c.experts,
       c.tokens, c.top_k, static_cast<long long>(rows), max_rows_per_expert,
       args.rows_per_expert_hint, c.deepseek_semantics ? "deepseek-semantics" : "glm",
-      static_cast<unsigned long long>(c.seed), error);
+      c.tma_x ? 1 : 0, static_cast<unsigned long long>(c.seed), error);
   return error;
 }
 

@@ -28,6 +28,9 @@ struct Case {
   // WGMMA token-ring readiness: counters set 50 ms after L1 starts (it must wait), or never (it
   // must end with its error flag raised, not hang).
   enum class Ready { kNoCounters, kLate, kNever } ready = Ready::kNoCounters;
+  // The WGMMA kernel with feed warps (up to 32 rows per pass) loads the x rows by TMA when the
+  // launch gives x_rows; false: x_rows 0, the cp.async path.
+  bool tma_x = true;
   std::uint64_t seed = 0;
 };
 

@@ -22,6 +22,7 @@ TEST_CASE("fp8 expert FFN matches the CPU reference at small shapes") {
   c.experts = 6;
   c.tokens = GENERATE(1, 5, 24);
   c.top_k = 2;
+  c.tma_x = GENERATE(true, false);  // x rows by TMA or by cp.async (WGMMA; mma.sync ignores it)
   c.seed = 100 + static_cast<std::uint64_t>(c.tokens);
   CHECK(run_case(c) < kBound);
 }

@@ -171,6 +171,7 @@ TEST_CASE("fp8 expert FFN (WGMMA) waits on the token ring's readiness counters")
   c.ready = GENERATE(Case::Ready::kLate, Case::Ready::kNever);
   // 20: the 16-row kernel's producer warp waits; 40, 80, 100: the 64/96/128-row kernel's warp 0.
   c.rows_hint = GENERATE(20, 40, 80, 100);
+  c.tma_x = GENERATE(true, false);  // the 16-row kernel's x warp: TMA after the wait, or cp.async
   CHECK(run_case(c) < kBound);
 }
 
