@@ -16,12 +16,12 @@
 // Per model and shared-expert setting, the sweep then picks a per-bucket partition plan
 // (kernels/moe/gc_partition_plan.h: the fastest comm size where it beats the sequential layer by
 // --min-gain, else no partition) and times the planned layer again at every point, once alone and
-// then in kBackToBackRounds rounds alternating with the faster sequential graph ("back_to_back",
-// with the SM clock over those rounds).
+// then in --rounds pairs with the faster sequential graph, the order alternating ("back_to_back":
+// the median of the per-round ratios and their spread, with the SM clock over those rounds).
 //
 // Usage: bench_moe_layer [--out FILE] [--reps 20] [--layers 4] [--commit SHA] [--comm 8,16,...]
 //                        [--model glm5.2|deepseek-v4.1|all] [--tokens N] [--min-gain 1.02]
-//                        [--plan-out FILE]
+//                        [--plan-out FILE] [--rounds 9]
 #include <cuda_runtime.h>
 #include <fmt/format.h>
 
@@ -64,6 +64,8 @@ struct Options {
   // A comm partition is planned for a bucket only when it beats the sequential layer by this.
   double min_gain = 1.02;
   std::string plan_out;  // also write the chosen plans here
+  // Back-to-back rounds (below): odd, so the median ratio is one round's.
+  int rounds = 9;
 };
 
 // Experts the layer's own routing touched for `tokens` tokens (after a sequential run).
@@ -109,18 +111,25 @@ StatusOr<double> time_sequential(cuda::Graph const& sequential, Options const& o
   return us / options.layers;
 }
 
-// Rounds of the back-to-back comparison: the planned layer and the sequential graph timed in turn,
-// so drift over the run (up to 6% between two timings of one graph at T >= 64, bench/NOTES.md "V4.1
-// with MXFP4 v5.4") falls on both alike.
-constexpr int kBackToBackRounds = 5;
-
+// Rounds of the back-to-back comparison: the planned layer and the sequential graph timed next to
+// each other, so drift over the run (the 700 W power cap moves the SM clock with the power of the
+// last second: identical graphs read up to 16% apart at different moments, bench/NOTES.md "The
+// V4.1 layer with MXFP4 v5.7") falls on both alike; the order alternates per round (sequential
+// first in even rounds, planned first in odd ones), so whichever runs first in a pair gains or
+// loses the same number of times. The verdict is the median of the per-round ratios, with their
+// spread.
 struct BackToBack {
-  double planned_us = 0.0;
-  double sequential_us = 0.0;
+  double planned_us = 0.0;     // median over the rounds
+  double sequential_us = 0.0;  // median over the rounds
+  double ratio_median = 0.0;   // of sequential ÷ planned per round
+  double ratio_min = 0.0;
+  double ratio_max = 0.0;
+  int planned_faster = 0;  // rounds with ratio > 1
+  std::vector<double> ratios;  // per round, in order
 };
 
 // The planned layer and the sequential graph (its placement of the shared expert the faster of the
-// sweep's), each timed kBackToBackRounds times alternately; medians per layer.
+// sweep's), timed in options.rounds pairs.
 StatusOr<BackToBack> time_back_to_back(kernels::GcMoeLayer& planned, kernels::GcMoeLayer& baseline,
                                        kernels::MoeLayerDeviceWeights const& weights,
                                        float const* x, float* out, int tokens,
@@ -130,14 +139,31 @@ StatusOr<BackToBack> time_back_to_back(kernels::GcMoeLayer& planned, kernels::Gc
                          baseline.sequential_graph(weights, x, out, tokens, stream, placement));
   std::vector<double> planned_us;
   std::vector<double> sequential_us;
-  for (int round = 0; round < kBackToBackRounds; ++round) {
-    GCMOE_ASSIGN_OR_RETURN(double const seq, time_sequential(sequential, options, stream));
+  std::vector<double> ratios;
+  int planned_faster = 0;
+  for (int round = 0; round < options.rounds; ++round) {
+    double seq = 0.0;
+    double gc = 0.0;
+    if (round % 2 == 0) {
+      GCMOE_ASSIGN_OR_RETURN(seq, time_sequential(sequential, options, stream));
+      GCMOE_ASSIGN_OR_RETURN(gc, time_gc_layer(planned, weights, x, out, tokens, options));
+    } else {
+      GCMOE_ASSIGN_OR_RETURN(gc, time_gc_layer(planned, weights, x, out, tokens, options));
+      GCMOE_ASSIGN_OR_RETURN(seq, time_sequential(sequential, options, stream));
+    }
     sequential_us.push_back(seq);
-    GCMOE_ASSIGN_OR_RETURN(double const gc,
-                           time_gc_layer(planned, weights, x, out, tokens, options));
     planned_us.push_back(gc);
+    ratios.push_back(seq / gc);
+    planned_faster += seq > gc ? 1 : 0;
   }
-  return BackToBack{.planned_us = median(planned_us), .sequential_us = median(sequential_us)};
+  auto const [lo, hi] = std::minmax_element(ratios.begin(), ratios.end());
+  return BackToBack{.planned_us = median(planned_us),
+                    .sequential_us = median(sequential_us),
+                    .ratio_median = median(ratios),
+                    .ratio_min = *lo,
+                    .ratio_max = *hi,
+                    .planned_faster = planned_faster,
+                    .ratios = ratios};
 }
 
 // `clock`: the SM clock over each back-to-back comparison.
@@ -342,17 +368,22 @@ StatusOr<nlohmann::json> run_model(ModelShape const& m, Options const& options, 
       GCMOE_ASSIGN_OR_RETURN(BackToBack const b2b, timed);
       // The SM clock over the rounds (the 700 W cap lowers it for the MXFP4 kernels:
       // bench/common/gpu_clock_sampler.h).
-      point["back_to_back"] = {{"rounds", kBackToBackRounds},
+      point["back_to_back"] = {{"rounds", options.rounds},
+                               {"order", "sequential first in even rounds, planned first in odd"},
                                {"planned_us", b2b.planned_us},
                                {"sequential_us", b2b.sequential_us},
-                               {"planned_speedup", b2b.sequential_us / b2b.planned_us},
+                               {"planned_speedup", b2b.ratio_median},
+                               {"speedup_min", b2b.ratio_min},
+                               {"speedup_max", b2b.ratio_max},
+                               {"rounds_planned_faster", b2b.planned_faster},
+                               {"round_speedups", b2b.ratios},
                                {"clock", clock_json(clocks)}};
       fmt::print(
           "{} {:>4} planned comm {:>3} SMs {:>9.1f} us  {:>5.2f}x sequential; back to back "
-          "{:>9.1f} vs {:>9.1f} us: {:>5.2f}x at {:>4.0f} MHz\n",
+          "{:>9.1f} vs {:>9.1f} us: {:>5.3f}x ({:.3f}-{:.3f}, faster in {}/{}) at {:>4.0f} MHz\n",
           shared ? "shared " : "routed ", tokens, planned.comm_sms(tokens), per_layer,
-          seq / per_layer, b2b.planned_us, b2b.sequential_us, b2b.sequential_us / b2b.planned_us,
-          clocks.sm_mhz_mean);
+          seq / per_layer, b2b.planned_us, b2b.sequential_us, b2b.ratio_median, b2b.ratio_min,
+          b2b.ratio_max, b2b.planned_faster, options.rounds, clocks.sm_mhz_mean);
     }
     plans[shared ? "with_shared_expert" : "routed_only"] = nlohmann::json::parse(plan.to_json());
   }
@@ -436,6 +467,9 @@ int main(int argc, char** argv) {
                  "plan a comm partition for a bucket only when it is this much faster (1.02)")
       ->check(CLI::Range(1.0, 2.0));
   app.add_option("--plan-out", options.plan_out, "write the chosen per-bucket partition plans");
+  app.add_option("--rounds", options.rounds,
+                 "back-to-back rounds, planned vs sequential in alternating order (odd)")
+      ->check(CLI::Range(1, 99));
   CLI11_PARSE(app, argc, argv);
   gcmoe::Status const status = gcmoe::bench::run(options);
   if (!status.ok()) {
