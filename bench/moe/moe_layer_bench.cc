@@ -22,12 +22,14 @@
 // Usage: bench_moe_layer [--out FILE] [--reps 20] [--layers 4] [--commit SHA] [--comm 8,16,...]
 //                        [--model glm5.2|deepseek-v4.1|all] [--tokens N] [--min-gain 1.02]
 //                        [--plan-out FILE] [--rounds 9]
+//                        [--whole-device sequential|shared-side-stream|overlapped]
 #include <cuda_runtime.h>
 #include <fmt/format.h>
 
 #include <CLI/CLI.hpp>
 #include <algorithm>
 #include <fstream>
+#include <map>
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <set>
@@ -66,6 +68,8 @@ struct Options {
   std::string plan_out;  // also write the chosen plans here
   // Back-to-back rounds (below): odd, so the median ratio is one round's.
   int rounds = 9;
+  // What the planned layer runs in buckets without a partition (kernels/moe/gc_moe_layer.h).
+  kernels::WholeDeviceGraph whole_device = kernels::WholeDeviceGraph::kSharedSideStream;
 };
 
 // Experts the layer's own routing touched for `tokens` tokens (after a sequential run).
@@ -338,7 +342,9 @@ StatusOr<nlohmann::json> run_model(ModelShape const& m, Options const& options, 
     // measurement, not the sweep's best.
     GCMOE_ASSIGN_OR_RETURN(auto plan, kernels::GcPartitionPlan::choose(measured, options.min_gain));
     GCMOE_ASSIGN_OR_RETURN(auto planned,
-                           kernels::GcMoeLayer::create(config, kMaxTokens, 0, {.plan = plan}));
+                           kernels::GcMoeLayer::create(
+                               config, kMaxTokens, 0,
+                               {.plan = plan, .whole_device = options.whole_device}));
     fmt::print("{} planned: {}\n", shared ? "shared " : "routed ",
                nlohmann::json::parse(plan.to_json())["steps"].dump());
     for (std::size_t i = 0; i < measured.size(); ++i) {
@@ -430,6 +436,8 @@ Status run(Options const& options) {
        "sequential baseline: the same kernels on one stream over the whole device"},
       {"device", prop.name},
       {"commit", options.commit},
+      {"whole_device_graph", static_cast<int>(options.whole_device)},
+      {"whole_device_graphs", "0 sequential, 1 shared expert on a side stream, 2 overlapped"},
       {"ceiling_gbps", ceiling_gbps},
       {"layers_per_timing", options.layers},
       {"models", models}};
@@ -470,6 +478,13 @@ int main(int argc, char** argv) {
   app.add_option("--rounds", options.rounds,
                  "back-to-back rounds, planned vs sequential in alternating order (odd)")
       ->check(CLI::Range(1, 99));
+  std::map<std::string, gcmoe::kernels::WholeDeviceGraph> const whole_device{
+      {"sequential", gcmoe::kernels::WholeDeviceGraph::kSequential},
+      {"shared-side-stream", gcmoe::kernels::WholeDeviceGraph::kSharedSideStream},
+      {"overlapped", gcmoe::kernels::WholeDeviceGraph::kOverlapped}};
+  app.add_option("--whole-device", options.whole_device,
+                 "the planned layer's graph where no partition is planned")
+      ->transform(CLI::CheckedTransformer(whole_device, CLI::ignore_case));
   CLI11_PARSE(app, argc, argv);
   gcmoe::Status const status = gcmoe::bench::run(options);
   if (!status.ok()) {
