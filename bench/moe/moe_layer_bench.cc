@@ -13,23 +13,24 @@
 // layer. Floor: the bytes the layer must read (touched experts, the shared expert, the fp32 router)
 // over the SM read-stream ceiling measured in the same run.
 //
-// Per model and shared-expert setting, the sweep then picks a per-bucket partition plan
-// (kernels/moe/gc_partition_plan.h: the fastest comm size where it beats the sequential layer by
-// --min-gain, else no partition) and times the planned layer again at every point, once alone and
+// Per model and shared-expert setting, the sweep also times the GC-MoE body without a partition
+// (the shared expert on a second stream, L2 overlapping L1) in --rounds pairs with the sequential
+// graph, then picks a per-bucket partition plan (kernels/moe/gc_partition_plan.h: the fastest
+// comm size where it beats the sequential layer by --min-gain, else the overlapped body where it
+// won every pair, else the sequential graph) and times the planned layer again at every point,
+// once alone and
 // then in --rounds pairs with the faster sequential graph, the order alternating ("back_to_back":
 // the median of the per-round ratios and their spread, with the SM clock over those rounds).
 //
 // Usage: bench_moe_layer [--out FILE] [--reps 20] [--layers 4] [--commit SHA] [--comm 8,16,...]
 //                        [--model glm5.2|deepseek-v4.1|all] [--tokens N] [--min-gain 1.02]
 //                        [--plan-out FILE] [--rounds 9]
-//                        [--whole-device sequential|shared-side-stream|overlapped]
 #include <cuda_runtime.h>
 #include <fmt/format.h>
 
 #include <CLI/CLI.hpp>
 #include <algorithm>
 #include <fstream>
-#include <map>
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <set>
@@ -68,8 +69,6 @@ struct Options {
   std::string plan_out;  // also write the chosen plans here
   // Back-to-back rounds (below): odd, so the median ratio is one round's.
   int rounds = 9;
-  // What the planned layer runs in buckets without a partition (kernels/moe/gc_moe_layer.h).
-  kernels::WholeDeviceGraph whole_device = kernels::WholeDeviceGraph::kSharedSideStream;
 };
 
 // Experts the layer's own routing touched for `tokens` tokens (after a sequential run).
@@ -225,6 +224,12 @@ StatusOr<nlohmann::json> run_model(ModelShape const& m, Options const& options, 
     comm_sms.push_back(layer.comm_sms(1));
     layers.push_back(std::make_unique<kernels::GcMoeLayer>(std::move(layer)));
   }
+  // The GC-MoE body without partition at every bucket (GcPartitionStep::overlapped): the
+  // plan's candidate where no split pays, timed in pairs with the sequential graph.
+  GCMOE_ASSIGN_OR_RETURN(auto const overlapped_plan,
+                         kernels::GcPartitionPlan::create({{.max_tokens = 1, .overlapped = true}}));
+  GCMOE_ASSIGN_OR_RETURN(auto overlapped_layer, kernels::GcMoeLayer::create(
+                                                    config, kMaxTokens, 0, {.plan = overlapped_plan}));
   double const expert_bytes = static_cast<double>(s.stride);
   double const shared_bytes = static_cast<double>(apart ? shared_s.stride : s.stride);
   double const router_bytes = 4.0 * m.experts * m.hidden;
@@ -252,7 +257,7 @@ StatusOr<nlohmann::json> run_model(ModelShape const& m, Options const& options, 
     for (auto const& ablation : ablations) {
       fmt::print(" {:>18}", ablation.first);
     }
-    fmt::print(" {:>7} {:>8}\n", "speedup", "of_floor");
+    fmt::print(" {:>22} {:>7} {:>8}\n", "overlapped_us(pairs)", "speedup", "of_floor");
     for (int const tokens : {1, 2, 4, 8, 16, 32, 64, 128, 256}) {
       if (options.only_tokens != 0 && tokens != options.only_tokens) {
         continue;
@@ -281,6 +286,15 @@ StatusOr<nlohmann::json> run_model(ModelShape const& m, Options const& options, 
         seq_variants.push_back(us);  // per layer
       }
       double const seq = *std::min_element(seq_variants.begin(), seq_variants.end());
+      // The overlapped body against the sequential graph in its faster placement, in pairs.
+      bool const separate_faster = shared && (apart || seq_variants.back() < seq_variants.front());
+      GCMOE_ASSIGN_OR_RETURN(
+          BackToBack const overlapped,
+          time_back_to_back(overlapped_layer, *layers.front(), weights, x.data(), out.data(),
+                            tokens,
+                            separate_faster ? kernels::SharedExpertLaunch::kSeparate
+                                            : kernels::SharedExpertLaunch::kWithRouted,
+                            options, stream));
       std::vector<double> gc_us;
       for (auto& layer : layers) {
         GCMOE_ASSIGN_OR_RETURN(
@@ -310,11 +324,15 @@ StatusOr<nlohmann::json> run_model(ModelShape const& m, Options const& options, 
         fmt::print(" {:>18.1f}", us);
         ablation_points[name] = us;
       }
-      fmt::print(" {:>6.2f}x {:>7.2f}x\n", seq / gc_us[best], gc_us[best] / floor_us);
+      fmt::print(" {:>8.1f} {:.3f}x{:>2}{}/{} {:>6.2f}x {:>7.2f}x\n", overlapped.planned_us,
+                 overlapped.ratio_median, "", overlapped.planned_faster, options.rounds,
+                 seq / gc_us[best], gc_us[best] / floor_us);
       kernels::GcPartitionMeasurement sample{
           .tokens = tokens,
           .sequential_us = seq_variants.front(),
-          .sequential_separate_us = shared ? seq_variants.back() : 0.0};
+          .sequential_separate_us = shared ? seq_variants.back() : 0.0,
+          .overlapped_us = overlapped.planned_us,
+          .overlapped_won_every_round = overlapped.ratio_min > 1.0};
       for (std::size_t i = 0; i < gc_us.size(); ++i) {
         sample.gc_us.emplace_back(comm_sms[i], gc_us[i]);
       }
@@ -328,6 +346,14 @@ StatusOr<nlohmann::json> run_model(ModelShape const& m, Options const& options, 
                         {"sequential_shared_with_routed_us", seq_variants.front()},
                         {"sequential_shared_separate_us", seq_variants.back()},
                         {"gc_moe", sweep},
+                        {"overlapped_without_partition",
+                         {{"time_us", overlapped.planned_us},
+                          {"sequential_us", overlapped.sequential_us},
+                          {"speedup", overlapped.ratio_median},
+                          {"speedup_min", overlapped.ratio_min},
+                          {"speedup_max", overlapped.ratio_max},
+                          {"rounds_faster", overlapped.planned_faster},
+                          {"rounds", options.rounds}}},
                         {"gc_moe_best_us", gc_us[best]},
                         {"gc_moe_best_comm_sms", comm_sms[best]},
                         {"speedup_over_sequential", seq / gc_us[best]},
@@ -342,9 +368,7 @@ StatusOr<nlohmann::json> run_model(ModelShape const& m, Options const& options, 
     // measurement, not the sweep's best.
     GCMOE_ASSIGN_OR_RETURN(auto plan, kernels::GcPartitionPlan::choose(measured, options.min_gain));
     GCMOE_ASSIGN_OR_RETURN(auto planned,
-                           kernels::GcMoeLayer::create(
-                               config, kMaxTokens, 0,
-                               {.plan = plan, .whole_device = options.whole_device}));
+                           kernels::GcMoeLayer::create(config, kMaxTokens, 0, {.plan = plan}));
     fmt::print("{} planned: {}\n", shared ? "shared " : "routed ",
                nlohmann::json::parse(plan.to_json())["steps"].dump());
     for (std::size_t i = 0; i < measured.size(); ++i) {
@@ -436,8 +460,6 @@ Status run(Options const& options) {
        "sequential baseline: the same kernels on one stream over the whole device"},
       {"device", prop.name},
       {"commit", options.commit},
-      {"whole_device_graph", static_cast<int>(options.whole_device)},
-      {"whole_device_graphs", "0 sequential, 1 shared expert on a side stream, 2 overlapped"},
       {"ceiling_gbps", ceiling_gbps},
       {"layers_per_timing", options.layers},
       {"models", models}};
@@ -478,13 +500,6 @@ int main(int argc, char** argv) {
   app.add_option("--rounds", options.rounds,
                  "back-to-back rounds, planned vs sequential in alternating order (odd)")
       ->check(CLI::Range(1, 99));
-  std::map<std::string, gcmoe::kernels::WholeDeviceGraph> const whole_device{
-      {"sequential", gcmoe::kernels::WholeDeviceGraph::kSequential},
-      {"shared-side-stream", gcmoe::kernels::WholeDeviceGraph::kSharedSideStream},
-      {"overlapped", gcmoe::kernels::WholeDeviceGraph::kOverlapped}};
-  app.add_option("--whole-device", options.whole_device,
-                 "the planned layer's graph where no partition is planned")
-      ->transform(CLI::CheckedTransformer(whole_device, CLI::ignore_case));
   CLI11_PARSE(app, argc, argv);
   gcmoe::Status const status = gcmoe::bench::run(options);
   if (!status.ok()) {

@@ -10,6 +10,13 @@ namespace gcmoe::kernels {
 StatusOr<EpGcMoeLayer> EpGcMoeLayer::create(MoeLayerConfig const& config, int max_tokens, int ranks,
                                             int rank, int device, cuda::SymmetricMemory memory,
                                             EpGcMoeOptions const& options) {
+  // Refused, never ignored: the overlapped no-partition body is the single-rank layer's.
+  for (GcPartitionStep const& step : options.plan.steps()) {
+    GCMOE_CHECK_ARG(!step.overlapped,
+                    "expert-parallel GC-MoE: plan step up to {} tokens asks for the overlapped "
+                    "body without partition, which only the single-rank layer runs",
+                    step.max_tokens);
+  }
   GCMOE_CHECK_CUDA(cudaSetDevice(device));
   EpGcMoeLayer layer;
   GCMOE_ASSIGN_OR_RETURN(auto ep,

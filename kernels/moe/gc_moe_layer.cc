@@ -57,12 +57,14 @@ Status GcMoeLayer::prepare(MoeLayerDeviceWeights const& weights, float const* x,
   }
   cuda::SmPartition const* const partition = partitions_->partition_of(num_tokens);
   if (partition == nullptr) {
-    // No partition for this bucket: the whole device. The shared expert placed as the plan says
-    // (in launches of its own when it is packed apart from the routed experts: MXFP4 routed, FP8
-    // shared); the graph as the options say.
+    // No partition for this bucket: the whole device, the GC-MoE body or the sequential graph as
+    // the plan says; in the sequential graph the shared expert placed as the plan says (in
+    // launches of its own when it is packed apart from the routed experts: MXFP4 routed, FP8
+    // shared).
     cudaStream_t const whole = partitions_->whole_device();
-    bool const apart = plan().step(num_tokens).shared_separate || weights.shared_expert != nullptr;
-    if (overlapped_without_partition(weights.has_shared && apart)) {
+    GcPartitionStep const& step = plan().step(num_tokens);
+    bool const apart = step.shared_separate || weights.shared_expert != nullptr;
+    if (step.overlapped) {
       GCMOE_ASSIGN_OR_RETURN(
           cuda::Graph graph,
           capture_overlapped(weights, x, out, num_tokens, whole, whole_side_.get(), nullptr));
@@ -137,18 +139,6 @@ StatusOr<cuda::Graph> GcMoeLayer::capture_overlapped(MoeLayerDeviceWeights const
     return Status();
   };
   return cuda::Graph::capture(compute_stream, body);
-}
-
-bool GcMoeLayer::overlapped_without_partition(bool shared_apart) const {
-  switch (options_.whole_device) {
-    case WholeDeviceGraph::kSequential:
-      return false;
-    case WholeDeviceGraph::kSharedSideStream:
-      return shared_apart;
-    case WholeDeviceGraph::kOverlapped:
-      return true;
-  }
-  return false;
 }
 
 Status GcMoeLayer::replay(int num_tokens) {

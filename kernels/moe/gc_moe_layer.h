@@ -18,9 +18,8 @@
 // The sequential baseline is the same steps on one stream over the whole device
 // (MoeLayerSequential::run), captured the same way: `sequential_graph`.
 // The comm partition's size can differ per token-count bucket (GcPartitionPlan), including no
-// partition at all, where the bucket's graph runs over the whole device: the same body with the
-// shared expert on a second stream when it runs apart, or always (GcMoeOptions::whole_device),
-// else the sequential graph. Replays of buckets on different partitions are ordered by an event at
+// partition at all, where the bucket's graph runs over the whole device: the same body (the
+// shared expert on a second stream; GcPartitionStep::overlapped) or the sequential graph. Replays of buckets on different partitions are ordered by an event at
 // each switch.
 // Cross-rank dispatch and combine: kernels/moe/ep_moe_rank.h.
 
@@ -41,24 +40,10 @@
 
 namespace gcmoe::kernels {
 
-// What a bucket without a partition runs on the whole device.
-enum class WholeDeviceGraph {
-  // The one-stream sequential graph (MoeLayerSequential::run).
-  kSequential,
-  // The GC-MoE body only where the shared expert runs in launches of its own (V4.1: FP8 shared
-  // beside MXFP4 routed): the shared expert on a second stream beside the routing and the routed
-  // experts. Alone, one FP8 shared expert gives its GEMM 18 L1 CTAs and costs 32-116 µs against
-  // 8 µs of floor at V4.1's shape (bench/NOTES.md, "The V4.1 layer with MXFP4 v5.7").
-  kSharedSideStream,
-  // The GC-MoE body always: also the L2 launch overlapping L1 (programmatic dependent launch),
-  // the dispatch publishing each row and the GEMM acquiring it, the epoch advanced by the combine.
-  kOverlapped,
-};
-
 struct GcMoeOptions {
   int comm_sms = 16;  // asked; the driver rounds up (Hopper: multiples of 8, at least 8)
   // Per token-count bucket (overrides comm_sms when set); 0 SMs: no partition, the whole device
-  // (whole_device below).
+  // (GcPartitionStep::overlapped says which graph runs there).
   std::optional<GcPartitionPlan> plan = std::nullopt;
   bool overlap_down = true;  // L2 starts while L1 runs (programmatic dependent launch)
   // false: each dispatch runs on its GEMM's stream right before it (no concurrency between them;
@@ -66,8 +51,6 @@ struct GcMoeOptions {
   bool dispatch_on_comm = true;
   std::uint64_t wait_timeout_ns =
       2'000'000'000;  // a GEMM wait past this ends the layer with an error
-  // Buckets without a partition (above).
-  WholeDeviceGraph whole_device = WholeDeviceGraph::kSharedSideStream;
 };
 
 class GcMoeLayer {
@@ -109,9 +92,7 @@ class GcMoeLayer {
   cuda::DeviceBuffer<int> ready_rows_, layout_ready_, epoch_;
   cuda::DeviceBuffer<unsigned> error_;
   cuda::Event start_, comm_done_, side_done_;  // the graph's fork and join points
-  cuda::Stream whole_side_;  // the shared expert's stream in buckets without a partition
-  // Whether a bucket without a partition runs the GC-MoE body (options_.whole_device).
-  bool overlapped_without_partition(bool shared_apart) const;
+  cuda::Stream whole_side_;  // the shared expert's stream in overlapped buckets without partition
   // Captures the GC-MoE body on `compute` (its graph's stream) with the shared expert on `side`
   // and the dispatches on `comm` (nullptr: each on its GEMM's stream).
   StatusOr<cuda::Graph> capture_overlapped(MoeLayerDeviceWeights const& weights, float const* x,

@@ -22,6 +22,10 @@ StatusOr<GcPartitionPlan> GcPartitionPlan::create(std::vector<GcPartitionStep> s
                     "partition plan steps must cover increasing token counts ({} after {})",
                     s.max_tokens, previous);
     GCMOE_CHECK_ARG(s.comm_sms >= 0, "a comm partition of {} SMs", s.comm_sms);
+    GCMOE_CHECK_ARG(!s.overlapped || s.comm_sms == 0,
+                    "a partition plan step with a comm partition ({} SMs) and overlapped: the "
+                    "overlapped body is the no-partition choice",
+                    s.comm_sms);
     previous = s.max_tokens;
   }
   GcPartitionPlan plan;
@@ -42,8 +46,16 @@ StatusOr<GcPartitionPlan> GcPartitionPlan::choose(std::span<GcPartitionMeasureme
                     "{} tokens: no sequential time", m.tokens);
     bool const separate =
         m.sequential_separate_us > 0.0 && m.sequential_separate_us < m.sequential_us;
+    GCMOE_CHECK_ARG(m.overlapped_us >= 0.0, "{} tokens: overlapped at {} µs", m.tokens,
+                    m.overlapped_us);
+    // A partition must beat the faster sequential placement by min_gain, and the overlapped
+    // body where that is a candidate.
+    bool const overlapped_candidate = m.overlapped_won_every_round && m.overlapped_us > 0.0;
     int choice = 0;
     double best = (separate ? m.sequential_separate_us : m.sequential_us) / min_gain;
+    if (overlapped_candidate) {
+      best = std::min(best, m.overlapped_us);
+    }
     for (auto const& [sms, us] : m.gc_us) {
       GCMOE_CHECK_ARG(sms > 0 && us > 0.0, "{} tokens: comm {} SMs at {} µs", m.tokens, sms, us);
       if (us < best) {
@@ -51,10 +63,14 @@ StatusOr<GcPartitionPlan> GcPartitionPlan::choose(std::span<GcPartitionMeasureme
         choice = sms;
       }
     }
-    GcPartitionStep const next{
-        .max_tokens = m.tokens, .comm_sms = choice, .shared_separate = choice == 0 && separate};
+    bool const overlapped = choice == 0 && overlapped_candidate;
+    GcPartitionStep const next{.max_tokens = m.tokens,
+                               .comm_sms = choice,
+                               .shared_separate = choice == 0 && !overlapped && separate,
+                               .overlapped = overlapped};
     if (!steps.empty() && steps.back().comm_sms == next.comm_sms &&
-        steps.back().shared_separate == next.shared_separate) {
+        steps.back().shared_separate == next.shared_separate &&
+        steps.back().overlapped == next.overlapped) {
       steps.back().max_tokens = m.tokens;
     } else {
       steps.push_back(next);
@@ -87,7 +103,8 @@ std::string GcPartitionPlan::to_json() const {
   for (GcPartitionStep const& s : steps_) {
     steps.push_back({{"max_tokens", s.max_tokens},
                      {"comm_sms", s.comm_sms},
-                     {"shared_separate", s.shared_separate}});
+                     {"shared_separate", s.shared_separate},
+                     {"overlapped", s.overlapped}});
   }
   return nlohmann::json{{"steps", steps}}.dump(2);
 }
@@ -105,10 +122,14 @@ StatusOr<GcPartitionPlan> GcPartitionPlan::from_json(std::string const& text) {
                     "partition plan step {} needs integer max_tokens and comm_sms", steps.size());
     GCMOE_CHECK_ARG(!s.contains("shared_separate") || s["shared_separate"].is_boolean(),
                     "partition plan step {}: shared_separate must be true or false", steps.size());
+    GCMOE_CHECK_ARG(!s.contains("overlapped") || s["overlapped"].is_boolean(),
+                    "partition plan step {}: overlapped must be true or false", steps.size());
     bool const separate = s.contains("shared_separate") && s["shared_separate"].get<bool>();
+    bool const overlapped = s.contains("overlapped") && s["overlapped"].get<bool>();
     steps.push_back({.max_tokens = s["max_tokens"].get<int>(),
                      .comm_sms = s["comm_sms"].get<int>(),
-                     .shared_separate = separate});
+                     .shared_separate = separate,
+                     .overlapped = overlapped});
   }
   return create(std::move(steps));
 }

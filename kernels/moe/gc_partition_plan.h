@@ -16,11 +16,15 @@ namespace gcmoe::kernels {
 
 struct GcPartitionStep {
   int max_tokens = 0;  // this step covers token counts up to here (after the previous step's)
-  int comm_sms = 0;    // 0: no partition (the sequential graph on the whole device)
+  int comm_sms = 0;    // 0: no partition (the whole device)
   // Without partition: the shared expert in launches of its own instead of in the routed
   // experts' (faster from a few dozen tokens on, when the fused launch's hint mixes a
   // one-row-per-token expert with sparse routed ones).
   bool shared_separate = false;
+  // Without partition: the GC-MoE body on the whole device (the shared expert on a second stream,
+  // L2 overlapping L1 by programmatic dependent launch, the row flags) instead of the one-stream
+  // sequential graph. Single-rank layer (GcMoeLayer) only; the shared expert then runs apart.
+  bool overlapped = false;
   bool operator==(GcPartitionStep const&) const = default;
 };
 
@@ -30,6 +34,11 @@ struct GcPartitionMeasurement {
   double sequential_us = 0.0;           // the shared expert in the routed launches (or none)
   double sequential_separate_us = 0.0;  // in its own launches; 0: not measured
   std::vector<std::pair<int, double>> gc_us = {};  // (comm SMs, µs)
+  // The GC-MoE body without partition (GcPartitionStep::overlapped), µs; 0: not measured. Taken
+  // in pairs with the sequential graph (alternating order), and a candidate only where it was
+  // faster in every pair: the two differ by less than single timings drift (bench/NOTES.md).
+  double overlapped_us = 0.0;
+  bool overlapped_won_every_round = false;
 };
 
 class GcPartitionPlan {
@@ -41,7 +50,9 @@ class GcPartitionPlan {
   static StatusOr<GcPartitionPlan> create(std::vector<GcPartitionStep> steps);
   // For each measured token count: the fastest comm size when it beats the faster sequential
   // placement by at least `min_gain` (1.02 = 2%: smaller differences are within run-to-run
-  // noise), else none with that placement. Neighbouring token counts with the same choice merge.
+  // noise) and the overlapped body where that is a candidate (GcPartitionMeasurement), else the
+  // overlapped body if a candidate, else none with the faster placement. Neighbouring token
+  // counts with the same choice merge.
   static StatusOr<GcPartitionPlan> choose(std::span<GcPartitionMeasurement const> measured,
                                           double min_gain);
 
@@ -51,7 +62,8 @@ class GcPartitionPlan {
   std::span<GcPartitionStep const> steps() const { return steps_; }
   // The distinct nonzero comm sizes, ascending (one green-context split each).
   std::vector<int> comm_sizes() const;
-  // {"steps": [{"max_tokens": 1, "comm_sms": 16, "shared_separate": false}, ...]}
+  // {"steps": [{"max_tokens": 1, "comm_sms": 16, "shared_separate": false, "overlapped": false},
+  // ...]}; "shared_separate" and "overlapped" may be left out (false).
   std::string to_json() const;
   static StatusOr<GcPartitionPlan> from_json(std::string const& text);
 

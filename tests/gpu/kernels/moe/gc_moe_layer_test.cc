@@ -61,11 +61,11 @@ void run_case(MoeLayerCase const& c, GcMoeOptions const& options) {
               .code() == StatusCode::kInvalidArgument);
   }
   std::printf(
-      "gc-moe %s H=%d I=%d E=%d k=%d T=%d comm %d SMs compute %d SMs (whole-device graph %d), "
+      "gc-moe %s H=%d I=%d E=%d k=%d T=%d comm %d SMs compute %d SMs (overlapped without partition %d), "
       "%d kernel nodes: "
       "selection mismatches %d, rel_l2_error=%.3e, equal to sequential: %d (shared fused: %d)\n",
       f.family_name(), c.hidden, c.inter, c.experts, c.top_k, c.tokens, layer->comm_sms(c.tokens),
-      layer->compute_sms(c.tokens), static_cast<int>(options.whole_device), *nodes, mismatches, error,
+      layer->compute_sms(c.tokens), layer->plan().step(c.tokens).overlapped ? 1 : 0, *nodes, mismatches, error,
       same ? 1 : 0, same_fused ? 1 : 0);
   CHECK(mismatches == 0);
   CHECK(error < 2e-2);  // the bound of the sequential layer test (same kernels)
@@ -116,19 +116,17 @@ TEST_CASE("GC-MoE layer with MXFP4 routed experts (DeepSeek-V4.1 checkpoint form
   run_case(c, {.comm_sms = 16});
 }
 
-// No partition: the whole device, the FP8 shared expert (apart from the MXFP4 routed ones) on a
-// second stream beside the routed path, the whole GC-MoE body, or everything on one stream: each
+// No partition: the whole device, the GC-MoE body (the FP8 shared expert, apart from the MXFP4
+// routed ones, on a second stream beside the routed path) or everything on one stream: each
 // equals the sequential baseline bit for bit, across replays with new inputs.
-TEST_CASE("GC-MoE without a partition, the shared expert on a side stream (DeepSeek-V4.1)") {
+TEST_CASE("GC-MoE without a partition, overlapped or sequential (DeepSeek-V4.1, MXFP4)") {
   MoeLayerCase c = testing::deepseek_small_case(ExpertWeightFormat::kMxfp4);
   c.tokens = GENERATE(3, 33);
   c.seed = 470 + static_cast<std::uint64_t>(c.tokens);
-  auto plan = GcPartitionPlan::create({{c.tokens, 0}});
+  bool const overlapped = GENERATE(true, false);
+  auto plan = GcPartitionPlan::create({{.max_tokens = c.tokens, .overlapped = overlapped}});
   REQUIRE(plan.ok());
-  run_case(c, {.plan = *plan,
-               .whole_device = GENERATE(WholeDeviceGraph::kSharedSideStream,
-                                        WholeDeviceGraph::kOverlapped,
-                                        WholeDeviceGraph::kSequential)});
+  run_case(c, {.plan = *plan});
 }
 
 TEST_CASE("GC-MoE without a partition, the whole GC-MoE body (GLM-5.2)") {
@@ -137,9 +135,9 @@ TEST_CASE("GC-MoE without a partition, the whole GC-MoE body (GLM-5.2)") {
   c.tokens = GENERATE(1, 40);
   c.top_k = 8;
   c.seed = 480 + static_cast<std::uint64_t>(c.tokens);
-  auto plan = GcPartitionPlan::create({{c.tokens, 0}});
+  auto plan = GcPartitionPlan::create({{.max_tokens = c.tokens, .overlapped = true}});
   REQUIRE(plan.ok());
-  run_case(c, {.plan = *plan, .whole_device = WholeDeviceGraph::kOverlapped});
+  run_case(c, {.plan = *plan});
 }
 
 TEST_CASE("GC-MoE with a per-bucket partition plan, no partition included") {

@@ -68,14 +68,69 @@ TEST_CASE("Partition plan: the faster sequential placement where no split pays")
   CHECK_FALSE(plan->step(10).shared_separate);
 }
 
+TEST_CASE("Partition plan: the overlapped body where it won every pair and no split pays") {
+  std::vector<GcPartitionMeasurement> const m = {
+      // Won every pair and no split beats it: overlapped.
+      {.tokens = 2,
+       .sequential_us = 180.0,
+       .gc_us = {{16, 182.0}},
+       .overlapped_us = 176.0,
+       .overlapped_won_every_round = true},
+      // Faster by the median but not in every pair: the sequential graph.
+      {.tokens = 16, .sequential_us = 870.0, .overlapped_us = 868.0},
+      // A split beating the sequential graph by 2% but not the overlapped body: overlapped.
+      {.tokens = 32,
+       .sequential_us = 1000.0,
+       .gc_us = {{8, 975.0}},
+       .overlapped_us = 960.0,
+       .overlapped_won_every_round = true},
+      // A split beating both: the split.
+      {.tokens = 64,
+       .sequential_us = 1000.0,
+       .gc_us = {{8, 950.0}},
+       .overlapped_us = 990.0,
+       .overlapped_won_every_round = true},
+      // Shared expert faster apart, overlapped wins: the step is overlapped, not shared_separate.
+      {.tokens = 128,
+       .sequential_us = 2300.0,
+       .sequential_separate_us = 2000.0,
+       .overlapped_us = 1990.0,
+       .overlapped_won_every_round = true},
+  };
+  auto plan = GcPartitionPlan::choose(m, 1.02);
+  REQUIRE(plan.ok());
+  std::vector<GcPartitionStep> const want = {{.max_tokens = 2, .overlapped = true},
+                                             {.max_tokens = 16},
+                                             {.max_tokens = 32, .overlapped = true},
+                                             {.max_tokens = 64, .comm_sms = 8},
+                                             {.max_tokens = 128, .overlapped = true}};
+  CHECK(std::vector<GcPartitionStep>(plan->steps().begin(), plan->steps().end()) == want);
+  CHECK(plan->step(1).overlapped);
+  CHECK_FALSE(plan->step(10).overlapped);
+  // A step cannot be both a split and the overlapped body.
+  CHECK(GcPartitionPlan::create({{.max_tokens = 4, .comm_sms = 16, .overlapped = true}})
+            .status()
+            .code() == StatusCode::kInvalidArgument);
+}
+
 TEST_CASE("Partition plan: JSON round trip and bad JSON") {
-  auto plan = GcPartitionPlan::create({{1, 16}, {2, 0, true}, {256, 24}});
+  auto plan = GcPartitionPlan::create({{1, 16}, {2, 0, true}, {8, 0, false, true}, {256, 24}});
   REQUIRE(plan.ok());
   auto back = GcPartitionPlan::from_json(plan->to_json());
   REQUIRE(back.ok());
   CHECK(std::vector<GcPartitionStep>(back->steps().begin(), back->steps().end()) ==
         std::vector<GcPartitionStep>(plan->steps().begin(), plan->steps().end()));
   CHECK(back->step(2).shared_separate);
+  CHECK(back->step(5).overlapped);
+  // Plans written before "overlapped" existed read as the sequential graph.
+  auto old = GcPartitionPlan::from_json(
+      "{\"steps\": [{\"max_tokens\": 4, \"comm_sms\": 0, \"shared_separate\": true}]}");
+  REQUIRE(old.ok());
+  CHECK_FALSE(old->step(4).overlapped);
+  CHECK(GcPartitionPlan::from_json(
+            "{\"steps\": [{\"max_tokens\": 1, \"comm_sms\": 0, \"overlapped\": \"yes\"}]}")
+            .status()
+            .code() == StatusCode::kInvalidArgument);
   CHECK(GcPartitionPlan::from_json("not json").status().code() == StatusCode::kInvalidArgument);
   CHECK(GcPartitionPlan::from_json(
             "{\"steps\": [{\"max_tokens\": 1, \"comm_sms\": 0, \"shared_separate\": 1}]}")
