@@ -33,7 +33,7 @@ struct GcPartitionMeasurement {
   int tokens = 0;
   double sequential_us = 0.0;           // the shared expert in the routed launches (or none)
   double sequential_separate_us = 0.0;  // in its own launches; 0: not measured
-  std::vector<std::pair<int, double>> gc_us = {};  // (comm SMs, µs)
+  std::vector<std::pair<int, double>> gc_us = {};  // (comm SMs, µs): the split candidates
   // The GC-MoE body without partition (GcPartitionStep::overlapped), µs; 0: not measured. Taken
   // in pairs with the sequential graph (alternating order), and a candidate only where it was
   // faster in every pair: the two differ by less than single timings drift (bench/NOTES.md).
