@@ -127,7 +127,7 @@ struct BackToBack {
   double ratio_median = 0.0;   // of sequential ÷ planned per round
   double ratio_min = 0.0;
   double ratio_max = 0.0;
-  int planned_faster = 0;  // rounds with ratio > 1
+  int planned_faster = 0;      // rounds with ratio > 1
   std::vector<double> ratios;  // per round, in order
 };
 
@@ -167,6 +167,14 @@ StatusOr<BackToBack> time_back_to_back(kernels::GcMoeLayer& planned, kernels::Gc
                     .ratio_max = *hi,
                     .planned_faster = planned_faster,
                     .ratios = ratios};
+}
+
+// A paired comparison's record (the candidate's time first): what the plan's candidates report.
+nlohmann::json paired_json(BackToBack const& b) {
+  return {{"time_us", b.planned_us},    {"sequential_us", b.sequential_us},
+          {"speedup", b.ratio_median},  {"speedup_min", b.ratio_min},
+          {"speedup_max", b.ratio_max}, {"rounds_faster", b.planned_faster},
+          {"round_speedups", b.ratios}};
 }
 
 // `clock`: the SM clock over each back-to-back comparison.
@@ -228,8 +236,9 @@ StatusOr<nlohmann::json> run_model(ModelShape const& m, Options const& options, 
   // plan's candidate where no split pays, timed in pairs with the sequential graph.
   GCMOE_ASSIGN_OR_RETURN(auto const overlapped_plan,
                          kernels::GcPartitionPlan::create({{.max_tokens = 1, .overlapped = true}}));
-  GCMOE_ASSIGN_OR_RETURN(auto overlapped_layer, kernels::GcMoeLayer::create(
-                                                    config, kMaxTokens, 0, {.plan = overlapped_plan}));
+  GCMOE_ASSIGN_OR_RETURN(
+      auto overlapped_layer,
+      kernels::GcMoeLayer::create(config, kMaxTokens, 0, {.plan = overlapped_plan}));
   double const expert_bytes = static_cast<double>(s.stride);
   double const shared_bytes = static_cast<double>(apart ? shared_s.stride : s.stride);
   double const router_bytes = 4.0 * m.experts * m.hidden;
@@ -342,21 +351,16 @@ StatusOr<nlohmann::json> run_model(ModelShape const& m, Options const& options, 
       if (gc_us[best] * options.min_gain < seq) {
         GCMOE_ASSIGN_OR_RETURN(
             BackToBack const split,
-            time_back_to_back(*layers[best], *layers.front(), weights, x.data(), out.data(),
-                              tokens,
+            time_back_to_back(*layers[best], *layers.front(), weights, x.data(), out.data(), tokens,
                               separate_faster ? kernels::SharedExpertLaunch::kSeparate
                                               : kernels::SharedExpertLaunch::kWithRouted,
                               options, stream));
         if (split.ratio_min > 1.0) {
           sample.gc_us.emplace_back(comm_sms[best], split.planned_us);
         }
-        confirmation = {{"comm_sms", comm_sms[best]},
-                        {"time_us", split.planned_us},
-                        {"speedup", split.ratio_median},
-                        {"speedup_min", split.ratio_min},
-                        {"speedup_max", split.ratio_max},
-                        {"rounds_faster", split.planned_faster},
-                        {"kept", split.ratio_min > 1.0}};
+        confirmation = paired_json(split);
+        confirmation["comm_sms"] = comm_sms[best];
+        confirmation["kept"] = split.ratio_min > 1.0;
         fmt::print("        split of {} SMs in pairs: {:.3f}x ({:.3f}-{:.3f}) -> {}\n",
                    comm_sms[best], split.ratio_median, split.ratio_min, split.ratio_max,
                    split.ratio_min > 1.0 ? "kept" : "dropped");
@@ -372,14 +376,7 @@ StatusOr<nlohmann::json> run_model(ModelShape const& m, Options const& options, 
                         {"sequential_shared_separate_us", seq_variants.back()},
                         {"gc_moe", sweep},
                         {"split_in_pairs", confirmation},
-                        {"overlapped_without_partition",
-                         {{"time_us", overlapped.planned_us},
-                          {"sequential_us", overlapped.sequential_us},
-                          {"speedup", overlapped.ratio_median},
-                          {"speedup_min", overlapped.ratio_min},
-                          {"speedup_max", overlapped.ratio_max},
-                          {"rounds_faster", overlapped.planned_faster},
-                          {"rounds", options.rounds}}},
+                        {"overlapped_without_partition", paired_json(overlapped)},
                         {"gc_moe_best_us", gc_us[best]},
                         {"gc_moe_best_comm_sms", comm_sms[best]},
                         {"speedup_over_sequential", seq / gc_us[best]},

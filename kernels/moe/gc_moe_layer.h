@@ -19,9 +19,9 @@
 // (MoeLayerSequential::run), captured the same way: `sequential_graph`.
 // The comm partition's size can differ per token-count bucket (GcPartitionPlan), including no
 // partition at all, where the bucket's graph runs over the whole device: the same body (the
-// shared expert on a second stream; GcPartitionStep::overlapped) or the sequential graph. Replays of buckets on different partitions are ordered by an event at
-// each switch.
-// Cross-rank dispatch and combine: kernels/moe/ep_moe_rank.h.
+// shared expert on a second stream; GcPartitionStep::overlapped) or the sequential graph. Replays
+// of buckets on different partitions are ordered by an event at each switch. Cross-rank dispatch
+// and combine: kernels/moe/ep_moe_rank.h.
 
 #include <cuda_runtime.h>
 
