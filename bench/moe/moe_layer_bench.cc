@@ -42,6 +42,7 @@
 #include "bench/common/gpu_clock_sampler.h"
 #include "bench/common/gpu_timing.h"
 #include "bench/common/moe_layer_weights.h"
+#include "bench/common/paired_rounds.h"
 #include "engine/backends/cuda/device_buffer.h"
 #include "engine/common/cuda_check.h"
 #include "kernels/moe/gc_moe_layer.h"
@@ -114,40 +115,22 @@ StatusOr<double> time_sequential(cuda::Graph const& sequential, Options const& o
   return us / options.layers;
 }
 
-// Rounds of the back-to-back comparison: the planned layer and the sequential graph timed next to
-// each other, so drift over the run (the 700 W power cap moves the SM clock with the power of the
-// last second: identical graphs read up to 16% apart at different moments, bench/NOTES.md "The
-// V4.1 layer with MXFP4 v5.7") falls on both alike; the order alternates per round (sequential
-// first in even rounds, planned first in odd ones), so whichever runs first in a pair gains or
-// loses the same number of times. The verdict is the median of the per-round ratios, with their
-// spread.
-struct BackToBack {
-  double planned_us = 0.0;     // median over the rounds
-  double sequential_us = 0.0;  // median over the rounds
-  double ratio_median = 0.0;   // of sequential ÷ planned per round
-  double ratio_min = 0.0;
-  double ratio_max = 0.0;
-  int planned_faster = 0;      // rounds with ratio > 1
-  std::vector<double> ratios;  // per round, in order
-};
-
 // The planned layer and the sequential graph (its placement of the shared expert the faster of the
-// sweep's), timed in options.rounds pairs.
-StatusOr<BackToBack> time_back_to_back(kernels::GcMoeLayer& planned, kernels::GcMoeLayer& baseline,
-                                       kernels::MoeLayerDeviceWeights const& weights,
-                                       float const* x, float* out, int tokens,
-                                       kernels::SharedExpertLaunch placement,
-                                       Options const& options, cudaStream_t stream) {
+// sweep's), timed in options.rounds pairs, the order alternating (bench/common/paired_rounds.h).
+StatusOr<PairedSummary> time_back_to_back(kernels::GcMoeLayer& planned,
+                                          kernels::GcMoeLayer& baseline,
+                                          kernels::MoeLayerDeviceWeights const& weights,
+                                          float const* x, float* out, int tokens,
+                                          kernels::SharedExpertLaunch placement,
+                                          Options const& options, cudaStream_t stream) {
   GCMOE_ASSIGN_OR_RETURN(cuda::Graph const sequential,
                          baseline.sequential_graph(weights, x, out, tokens, stream, placement));
   std::vector<double> planned_us;
   std::vector<double> sequential_us;
-  std::vector<double> ratios;
-  int planned_faster = 0;
   for (int round = 0; round < options.rounds; ++round) {
     double seq = 0.0;
     double gc = 0.0;
-    if (round % 2 == 0) {
+    if (baseline_first(round)) {
       GCMOE_ASSIGN_OR_RETURN(seq, time_sequential(sequential, options, stream));
       GCMOE_ASSIGN_OR_RETURN(gc, time_gc_layer(planned, weights, x, out, tokens, options));
     } else {
@@ -156,25 +139,8 @@ StatusOr<BackToBack> time_back_to_back(kernels::GcMoeLayer& planned, kernels::Gc
     }
     sequential_us.push_back(seq);
     planned_us.push_back(gc);
-    ratios.push_back(seq / gc);
-    planned_faster += seq > gc ? 1 : 0;
   }
-  auto const [lo, hi] = std::minmax_element(ratios.begin(), ratios.end());
-  return BackToBack{.planned_us = median(planned_us),
-                    .sequential_us = median(sequential_us),
-                    .ratio_median = median(ratios),
-                    .ratio_min = *lo,
-                    .ratio_max = *hi,
-                    .planned_faster = planned_faster,
-                    .ratios = ratios};
-}
-
-// A paired comparison's record (the candidate's time first): what the plan's candidates report.
-nlohmann::json paired_json(BackToBack const& b) {
-  return {{"time_us", b.planned_us},    {"sequential_us", b.sequential_us},
-          {"speedup", b.ratio_median},  {"speedup_min", b.ratio_min},
-          {"speedup_max", b.ratio_max}, {"rounds_faster", b.planned_faster},
-          {"round_speedups", b.ratios}};
+  return summarize_pairs(planned_us, sequential_us);
 }
 
 // `clock`: the SM clock over each back-to-back comparison.
@@ -298,7 +264,7 @@ StatusOr<nlohmann::json> run_model(ModelShape const& m, Options const& options, 
       // The overlapped body against the sequential graph in its faster placement, in pairs.
       bool const separate_faster = shared && (apart || seq_variants.back() < seq_variants.front());
       GCMOE_ASSIGN_OR_RETURN(
-          BackToBack const overlapped,
+          PairedSummary const overlapped,
           time_back_to_back(overlapped_layer, *layers.front(), weights, x.data(), out.data(),
                             tokens,
                             separate_faster ? kernels::SharedExpertLaunch::kSeparate
@@ -333,15 +299,15 @@ StatusOr<nlohmann::json> run_model(ModelShape const& m, Options const& options, 
         fmt::print(" {:>18.1f}", us);
         ablation_points[name] = us;
       }
-      fmt::print(" {:>8.1f} {:.3f}x{:>2}{}/{} {:>6.2f}x {:>7.2f}x\n", overlapped.planned_us,
-                 overlapped.ratio_median, "", overlapped.planned_faster, options.rounds,
-                 seq / gc_us[best], gc_us[best] / floor_us);
+      fmt::print(" {:>8.1f} {:.3f}x{:>2}{}/{} {:>6.2f}x {:>7.2f}x\n", overlapped.candidate_us,
+                 overlapped.speedup, "", overlapped.rounds_won, options.rounds, seq / gc_us[best],
+                 gc_us[best] / floor_us);
       kernels::GcPartitionMeasurement sample{
           .tokens = tokens,
           .sequential_us = seq_variants.front(),
           .sequential_separate_us = shared ? seq_variants.back() : 0.0,
-          .overlapped_us = overlapped.planned_us,
-          .overlapped_won_every_round = overlapped.ratio_min > 1.0};
+          .overlapped_us = overlapped.candidate_us,
+          .overlapped_won_every_round = overlapped.speedup_min > 1.0};
       // The fastest split, where its single timing beats the sequential layer by --min-gain, is
       // timed again in pairs with the sequential graph and stays a candidate (at its paired
       // time) only if it won every pair: single timings of identical graphs drift by up to 16%
@@ -350,20 +316,20 @@ StatusOr<nlohmann::json> run_model(ModelShape const& m, Options const& options, 
       nlohmann::json confirmation = nullptr;
       if (gc_us[best] * options.min_gain < seq) {
         GCMOE_ASSIGN_OR_RETURN(
-            BackToBack const split,
+            PairedSummary const split,
             time_back_to_back(*layers[best], *layers.front(), weights, x.data(), out.data(), tokens,
                               separate_faster ? kernels::SharedExpertLaunch::kSeparate
                                               : kernels::SharedExpertLaunch::kWithRouted,
                               options, stream));
-        if (split.ratio_min > 1.0) {
-          sample.gc_us.emplace_back(comm_sms[best], split.planned_us);
+        if (split.speedup_min > 1.0) {
+          sample.gc_us.emplace_back(comm_sms[best], split.candidate_us);
         }
         confirmation = paired_json(split);
         confirmation["comm_sms"] = comm_sms[best];
-        confirmation["kept"] = split.ratio_min > 1.0;
+        confirmation["kept"] = split.speedup_min > 1.0;
         fmt::print("        split of {} SMs in pairs: {:.3f}x ({:.3f}-{:.3f}) -> {}\n",
-                   comm_sms[best], split.ratio_median, split.ratio_min, split.ratio_max,
-                   split.ratio_min > 1.0 ? "kept" : "dropped");
+                   comm_sms[best], split.speedup, split.speedup_min, split.speedup_max,
+                   split.speedup_min > 1.0 ? "kept" : "dropped");
       }
       measured.push_back(std::move(sample));
       points.push_back({{"shared_expert", shared},
@@ -412,31 +378,31 @@ StatusOr<nlohmann::json> run_model(ModelShape const& m, Options const& options, 
       bool const separate =
           shared && (apart || measured[i].sequential_separate_us < measured[i].sequential_us);
       clock.start();
-      StatusOr<BackToBack> const timed =
+      StatusOr<PairedSummary> const timed =
           time_back_to_back(planned, *layers.front(), weights, x.data(), out.data(), tokens,
                             separate ? kernels::SharedExpertLaunch::kSeparate
                                      : kernels::SharedExpertLaunch::kWithRouted,
                             options, stream);
       ClockStats const clocks = clock.stop();
-      GCMOE_ASSIGN_OR_RETURN(BackToBack const b2b, timed);
+      GCMOE_ASSIGN_OR_RETURN(PairedSummary const b2b, timed);
       // The SM clock over the rounds (the 700 W cap lowers it for the MXFP4 kernels:
       // bench/common/gpu_clock_sampler.h).
       point["back_to_back"] = {{"rounds", options.rounds},
                                {"order", "sequential first in even rounds, planned first in odd"},
-                               {"planned_us", b2b.planned_us},
-                               {"sequential_us", b2b.sequential_us},
-                               {"planned_speedup", b2b.ratio_median},
-                               {"speedup_min", b2b.ratio_min},
-                               {"speedup_max", b2b.ratio_max},
-                               {"rounds_planned_faster", b2b.planned_faster},
-                               {"round_speedups", b2b.ratios},
+                               {"planned_us", b2b.candidate_us},
+                               {"sequential_us", b2b.baseline_us},
+                               {"planned_speedup", b2b.speedup},
+                               {"speedup_min", b2b.speedup_min},
+                               {"speedup_max", b2b.speedup_max},
+                               {"rounds_planned_faster", b2b.rounds_won},
+                               {"round_speedups", b2b.speedups},
                                {"clock", clock_json(clocks)}};
       fmt::print(
           "{} {:>4} planned comm {:>3} SMs {:>9.1f} us  {:>5.2f}x sequential; back to back "
           "{:>9.1f} vs {:>9.1f} us: {:>5.3f}x ({:.3f}-{:.3f}, faster in {}/{}) at {:>4.0f} MHz\n",
           shared ? "shared " : "routed ", tokens, planned.comm_sms(tokens), per_layer,
-          seq / per_layer, b2b.planned_us, b2b.sequential_us, b2b.ratio_median, b2b.ratio_min,
-          b2b.ratio_max, b2b.planned_faster, options.rounds, clocks.sm_mhz_mean);
+          seq / per_layer, b2b.candidate_us, b2b.baseline_us, b2b.speedup, b2b.speedup_min,
+          b2b.speedup_max, b2b.rounds_won, options.rounds, clocks.sm_mhz_mean);
     }
     plans[shared ? "with_shared_expert" : "routed_only"] = nlohmann::json::parse(plan.to_json());
   }

@@ -1,0 +1,42 @@
+#include "bench/common/paired_rounds.h"
+
+#include <algorithm>
+
+namespace gcmoe::bench {
+namespace {
+
+// The upper median (the middle value of an odd count), as gpu_timing's median.
+double upper_median(std::vector<double> values) {
+  std::sort(values.begin(), values.end());
+  return values.empty() ? 0.0 : values[values.size() / 2];
+}
+
+}  // namespace
+
+PairedSummary summarize_pairs(std::vector<double> const& candidate_us,
+                              std::vector<double> const& baseline_us) {
+  PairedSummary s;
+  if (candidate_us.empty() || candidate_us.size() != baseline_us.size()) {
+    return s;
+  }
+  for (std::size_t i = 0; i < candidate_us.size(); ++i) {
+    s.speedups.push_back(candidate_us[i] > 0.0 ? baseline_us[i] / candidate_us[i] : 0.0);
+    s.rounds_won += baseline_us[i] > candidate_us[i] ? 1 : 0;
+  }
+  s.rounds = static_cast<int>(s.speedups.size());
+  s.candidate_us = upper_median(candidate_us);
+  s.baseline_us = upper_median(baseline_us);
+  s.speedup = upper_median(s.speedups);
+  auto const [lo, hi] = std::minmax_element(s.speedups.begin(), s.speedups.end());
+  s.speedup_min = *lo;
+  s.speedup_max = *hi;
+  return s;
+}
+
+nlohmann::json paired_json(PairedSummary const& s) {
+  return {{"time_us", s.candidate_us},     {"sequential_us", s.baseline_us}, {"speedup", s.speedup},
+          {"speedup_min", s.speedup_min},  {"speedup_max", s.speedup_max},   {"rounds", s.rounds},
+          {"rounds_faster", s.rounds_won}, {"round_speedups", s.speedups}};
+}
+
+}  // namespace gcmoe::bench

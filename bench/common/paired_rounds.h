@@ -1,0 +1,39 @@
+#pragma once
+// Paired rounds: a candidate and a baseline timed next to each other, round after round, the order
+// alternating (the baseline first in even rounds), so that drift over a run — the 700 W power cap
+// moves the SM clock with the power of the last second, and single timings of identical graphs
+// read up to 16% apart (bench/NOTES.md, "Plans from paired timings") — falls on both alike, and
+// whichever runs first in a pair gains or loses the same number of times. The verdict is the
+// median of the per-round ratios, with their spread and the rounds won. Plain arithmetic, no
+// CUDA: unit-tested everywhere (tests/unit/bench).
+
+#include <nlohmann/json.hpp>
+#include <vector>
+
+namespace gcmoe::bench {
+
+// Whether round `round` (from 0) times the baseline before the candidate.
+inline bool baseline_first(int round) {
+  return round % 2 == 0;
+}
+
+struct PairedSummary {
+  double candidate_us = 0.0;  // median over the rounds
+  double baseline_us = 0.0;   // median over the rounds
+  double speedup = 0.0;       // median of baseline ÷ candidate per round
+  double speedup_min = 0.0;
+  double speedup_max = 0.0;
+  int rounds = 0;
+  int rounds_won = 0;            // rounds with the candidate faster
+  std::vector<double> speedups;  // per round, in order
+};
+
+// One entry per round in each (the same count; else, or with none, an all-zero summary).
+PairedSummary summarize_pairs(std::vector<double> const& candidate_us,
+                              std::vector<double> const& baseline_us);
+
+// {"time_us", "sequential_us", "speedup", "speedup_min", "speedup_max", "rounds",
+// "rounds_faster", "round_speedups"} for a result's JSON (the baseline is the sequential layer).
+nlohmann::json paired_json(PairedSummary const& s);
+
+}  // namespace gcmoe::bench

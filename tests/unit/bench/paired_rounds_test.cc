@@ -1,0 +1,54 @@
+// The paired-rounds verdict the layer benchmark plans with (bench/common/paired_rounds.h): the
+// order alternates, the speed-up is the median of the per-round ratios (not the ratio of the
+// medians), the spread and the rounds won come with it, and mismatched or empty inputs give
+// zeros instead of a verdict.
+#include "bench/common/paired_rounds.h"
+
+#include <vector>
+
+#include "tests/support/catch.h"
+
+namespace gcmoe::bench {
+namespace {
+
+TEST_CASE("Paired rounds: the order alternates, the baseline first") {
+  CHECK(baseline_first(0));
+  CHECK_FALSE(baseline_first(1));
+  CHECK(baseline_first(2));
+  CHECK_FALSE(baseline_first(7));
+}
+
+TEST_CASE("Paired rounds: median of the per-round ratios, spread and rounds won") {
+  // A drifting clock: both slow down together in rounds 2-3; the candidate wins rounds 0, 1, 3
+  // and 4 and loses round 2.
+  std::vector<double> const candidate = {100.0, 100.0, 120.0, 118.0, 99.0};
+  std::vector<double> const baseline = {102.0, 101.0, 114.0, 120.0, 103.0};
+  PairedSummary const s = summarize_pairs(candidate, baseline);
+  CHECK(s.rounds == 5);
+  CHECK(s.rounds_won == 4);
+  REQUIRE(s.speedups.size() == 5);
+  CHECK(s.speedups[2] == Approx(114.0 / 120.0));
+  // Ratios 1.02, 1.01, 0.95, 1.0169, 1.0404: the median is round 3's.
+  CHECK(s.speedup == Approx(120.0 / 118.0));
+  CHECK(s.speedup_min == Approx(114.0 / 120.0));
+  CHECK(s.speedup_max == Approx(103.0 / 99.0));
+  // Medians of each side alone: 100 ... 120 -> 100.0 and 102 ... 120 -> 103.0; their ratio (1.03)
+  // is not the verdict.
+  CHECK(s.candidate_us == Approx(100.0));
+  CHECK(s.baseline_us == Approx(103.0));
+  nlohmann::json const j = paired_json(s);
+  CHECK(j["rounds_faster"] == 4);
+  CHECK(j["speedup"].get<double>() == Approx(120.0 / 118.0));
+  CHECK(j["round_speedups"].size() == 5);
+}
+
+TEST_CASE("Paired rounds: no verdict from mismatched or empty inputs") {
+  CHECK(summarize_pairs({}, {}).rounds == 0);
+  PairedSummary const s = summarize_pairs({1.0, 2.0}, {1.0});
+  CHECK(s.rounds == 0);
+  CHECK(s.speedup == 0.0);
+  CHECK(s.speedups.empty());
+}
+
+}  // namespace
+}  // namespace gcmoe::bench
