@@ -1,9 +1,11 @@
 #pragma once
 // Which comm partition the GC-MoE layer (kernels/moe/gc_moe_layer.h) uses for each token-count
 // bucket — or none: at some decode sizes splitting the GPU costs more than the overlap buys
-// (GLM-5.2 at 2 tokens: its 256 L1 CTAs need every SM for one wave), and there the layer runs its
-// sequential graph over the whole device. A plain object, chosen from measurements
-// (bench_moe_layer --plan-out) or given as one size for every bucket.
+// (GLM-5.2 at 2 tokens: its 256 L1 CTAs need every SM for one wave), and there the layer runs
+// over the whole device, its sequential graph or the GC-MoE body without a split
+// (GcPartitionStep::overlapped). A plain object, chosen from measurements (bench_moe_layer
+// --plan-out, which times the candidates in pairs with the sequential layer) or given as one size
+// for every bucket.
 
 #include <span>
 #include <string>
