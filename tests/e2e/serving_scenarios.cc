@@ -7,6 +7,7 @@
 #include <cmath>
 #include <cstdio>
 #include <future>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
@@ -53,24 +54,39 @@ double metric_value(std::string const& metrics, std::string const& series) {
   return 0.0;
 }
 
-// Polls GetLoads until the ranks report a running request (the front-end's view of the ranks is
-// a periodic poll); false if none shows within 5 s.
-bool wait_ranks_running(v1::GenerateService::Stub& stub) {
-  for (int i = 0; i < 250; ++i) {
-    grpc::ClientContext context;
-    v1::GetLoadsResponse loads;
-    if (stub.GetLoads(&context, {}, &loads).ok() && loads.total().running_requests() > 0) {
+// Calls `done` up to `tries` times, `period` apart, until it returns true; whether it did.
+template <typename Done>
+bool poll_until(int tries, milliseconds period, Done const& done) {
+  for (int i = 0; i < tries; ++i) {
+    if (done()) {
       return true;
     }
-    std::this_thread::sleep_for(milliseconds(20));
+    std::this_thread::sleep_for(period);
   }
   return false;
 }
 
-void wait_started(std::atomic<int> const& started, int n) {
-  for (int i = 0; i < 500 && started < n; ++i) {
-    std::this_thread::sleep_for(milliseconds(10));
+// The ranks' loads as the front-end last polled them; nullopt when GetLoads fails.
+std::optional<v1::GetLoadsResponse> get_loads(v1::GenerateService::Stub& stub) {
+  grpc::ClientContext context;
+  v1::GetLoadsResponse loads;
+  if (!stub.GetLoads(&context, {}, &loads).ok()) {
+    return std::nullopt;
   }
+  return loads;
+}
+
+// Polls GetLoads until the ranks report a running request (the front-end's view of the ranks is
+// a periodic poll); false if none shows within 5 s.
+bool wait_ranks_running(v1::GenerateService::Stub& stub) {
+  return poll_until(250, milliseconds(20), [&stub] {
+    std::optional<v1::GetLoadsResponse> const loads = get_loads(stub);
+    return loads.has_value() && loads->total().running_requests() > 0;
+  });
+}
+
+void wait_started(std::atomic<int> const& started, int n) {
+  poll_until(500, milliseconds(10), [&] { return started >= n; });
   REQUIRE(started == n);
 }
 
@@ -103,13 +119,9 @@ void check_cancel(v1::GenerateService::Stub& stub, int metrics_port, std::uint32
   // first's thousands of tokens), so wait, bounded, until the server has let go: the front-end
   // has ended the call (it counts a call's error after releasing its admission), and the ranks
   // hold nothing — that part fails if a cancel leaks on a rank.
-  bool counted = false;
-  for (int i = 0; i < 250 && !counted; ++i) {
-    counted = metric_value(fetch_metrics(metrics_port), cancelled_calls) >= cancelled_before + 1;
-    if (!counted) {
-      std::this_thread::sleep_for(milliseconds(20));
-    }
-  }
+  bool const counted = poll_until(250, milliseconds(20), [&] {
+    return metric_value(fetch_metrics(metrics_port), cancelled_calls) >= cancelled_before + 1;
+  });
   CHECK(counted);
   check_ranks_idle(stub);
 }
@@ -153,14 +165,11 @@ void check_deadline(v1::GenerateService::Stub& stub, std::uint32_t long_tokens) 
 
 void check_ranks_idle(v1::GenerateService::Stub& stub) {
   // Whatever was cancelled or aborted left the ranks: nothing runs, waits or holds KV.
-  bool idle = false;
-  for (int i = 0; i < 100 && !idle; ++i) {
-    grpc::ClientContext context;
-    v1::GetLoadsResponse loads;
-    idle = stub.GetLoads(&context, {}, &loads).ok() && loads.total().running_requests() == 0 &&
-           loads.total().waiting_requests() == 0 && loads.total().kv_blocks_reserved() == 0;
-    std::this_thread::sleep_for(milliseconds(50));
-  }
+  bool const idle = poll_until(100, milliseconds(50), [&stub] {
+    std::optional<v1::GetLoadsResponse> const loads = get_loads(stub);
+    return loads.has_value() && loads->total().running_requests() == 0 &&
+           loads->total().waiting_requests() == 0 && loads->total().kv_blocks_reserved() == 0;
+  });
   CHECK(idle);
 }
 
