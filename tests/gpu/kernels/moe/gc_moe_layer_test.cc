@@ -61,10 +61,9 @@ void run_case(MoeLayerCase const& c, GcMoeOptions const& options) {
               .code() == StatusCode::kInvalidArgument);
   }
   std::printf(
-      "gc-moe %s H=%d I=%d E=%d k=%d T=%d comm %d SMs compute %d SMs (overlapped without partition "
-      "%d), "
-      "%d kernel nodes: "
-      "selection mismatches %d, rel_l2_error=%.3e, equal to sequential: %d (shared fused: %d)\n",
+      "gc-moe %s H=%d I=%d E=%d k=%d T=%d comm %d SMs compute %d SMs (overlapped without "
+      "partition %d), %d kernel nodes: selection mismatches %d, rel_l2_error=%.3e, equal to "
+      "sequential: %d (shared fused: %d)\n",
       f.family_name(), c.hidden, c.inter, c.experts, c.top_k, c.tokens, layer->comm_sms(c.tokens),
       layer->compute_sms(c.tokens), layer->plan().step(c.tokens).overlapped ? 1 : 0, *nodes,
       mismatches, error, same ? 1 : 0, same_fused ? 1 : 0);
