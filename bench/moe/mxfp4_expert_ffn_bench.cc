@@ -378,9 +378,10 @@ Status run(Options const& options) {
          "parts of a stage on barriers of their own, released after the MMA; two feed warps "
          "(v5.1); packed images in tile-group order (v5.2); pass width by the layer's rows hint "
          "(routed_rows_hint), kernels/moe/expert_pass_policy.h: one 8-row pass up to 12, one "
-         "16-row pass up to 24 (v5.5), 16-row passes side by side up to 32, 32 beyond (v5.4); x "
-         "rows by a TMA tensor copy at every width (v5.3, v5.7: 8 rows), no proxy fence with it "
-         "(v5.6))"},
+         "16-row pass up to 24 (v5.5), one 32-row pass up to 72, 32-row passes side by side beyond "
+         "(v5.8); x rows by a TMA tensor copy at every width (v5.3, v5.7: 8 rows), no proxy fence "
+         "with it (v5.6); a pass with fewer rows than its width runs its WGMMA, fold and token "
+         "scales at the rows rounded up to 8, 16, 24 or 32 (v5.8))"},
         {"mxfp4_cp_async_x", "the default with the x rows copied by cp.async (x_rows 0)"},
         {"mxfp4_again",
          "the default once more, timed last (its own graph): identical launches' spread in one "

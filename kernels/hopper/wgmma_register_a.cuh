@@ -51,6 +51,22 @@ struct WgmmaFp8RegA<16> {
 };
 
 template <>
+struct WgmmaFp8RegA<24> {
+  __device__ __forceinline__ static void run(float (&d)[12], std::uint32_t const (&a)[4],
+                                             std::uint64_t desc_b, bool accumulate) {
+    asm volatile(
+        "{\n.reg .pred p;\nsetp.ne.b32 p, %17, 0;\n"
+        "wgmma.mma_async.sync.aligned.m64n24k32.f32.e4m3.e4m3 "
+        "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11}, {%12, %13, %14, %15}, %16, p, 1, "
+        "1;\n}\n"
+        : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]),
+          "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11])
+        : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(desc_b),
+          "r"(static_cast<int>(accumulate)));
+  }
+};
+
+template <>
 struct WgmmaFp8RegA<32> {
   __device__ __forceinline__ static void run(float (&d)[16], std::uint32_t const (&a)[4],
                                              std::uint64_t desc_b, bool accumulate) {

@@ -33,18 +33,21 @@ struct PassBand {
 // tile for up to 128 rows instead of two 64-row passes side by side).
 inline constexpr PassBand kFp8PassBands[] = {{8, 8}, {32, 16}, {64, 64}, {96, 96}, {INT_MAX, 128}};
 
-// MXFP4 (DeepSeek V4/V4.1, bench/NOTES.md "MXFP4 expert GEMM" v5.4, v5.5): 8 rows up to 12 (2 L1
-// / 4 L2 CTAs per SM) and 16 rows up to 24 with one pass per tile group, 16 rows with passes side
-// by side up to 32, 32 beyond, all in the kernel with feed warps. One pass (v5.5): up to a hint
-// about 1.5x the width the mean is at most about half of it, so a second pass side by side
-// streams every expert's weights again for the few experts with more rows, which a single pass
-// covers by looping; measured on an H200 at V4.1's shape, one rank of eight (hint: one pass /
-// two side by side, µs): T=32 (11) 245 / 262, T=64 (18) 259 / 288, T=80 (21) 266 / 288, T=96
-// (24) 288 / 301, T=112 (27) 345 / 329, T=128 (29) 389 / 365; one GPU T=256 (11) 1993 / 2145.
-// The producer-less kernel (v5) is forced-only since the x rows come by TMA (v5.3): T=128 (hint
-// 29) 376 µs against its 401, T=256 (hint 50) 32-row passes 521 against 543.
+// MXFP4 (DeepSeek V4/V4.1, bench/NOTES.md "MXFP4 expert GEMM" v5.4, v5.5, v5.8): 8 rows up to 12
+// (2 L1 / 4 L2 CTAs per SM) and 16 rows up to 24, then 32 rows, one pass per tile group up to 72,
+// side by side beyond, all in the kernel with feed warps. One pass (v5.5): up to a hint about 1.5x
+// the width the mean is at most about half of it, so a second pass side by side streams every
+// expert's weights again for the few experts with more rows, which a single pass covers by
+// looping. Since v5.8 a pass with fewer rows than its width runs a WGMMA, fold and token-scale
+// pass trimmed to them (8, 16, 24 or 32 columns), so a 32-row pass over an expert's 17-24 rows
+// costs less than two 16-row passes and an expert's last, short pass costs less than a full one:
+// one 32-row pass wins from hint 27 on (one rank of eight on an H200 at V4.1's shape, µs, 32-row
+// one pass / the v5.5 bands: T=112 (hint 27) 297 / 311, T=128 (29) 308 / 342, T=160 (35) 309 /
+// 328, T=256 (50) 442 / 454, T=384 (70) 608 / 627; at T=96 (24) one 16-row pass 279 / 32-row
+// 288). Beyond hint 72 (more than 3 passes per expert) not measured: side by side, as before.
+// The producer-less kernel (v5) is forced-only since the x rows come by TMA (v5.3).
 inline constexpr PassBand kMxfp4PassBands[] = {
-    {12, 8, false, 1}, {24, 16, false, 1}, {32, 16}, {INT_MAX, 32}};
+    {12, 8, false, 1}, {24, 16, false, 1}, {72, 32, false, 1}, {INT_MAX, 32}};
 
 struct ExpertPasses {
   int rows = 8;    // pass width

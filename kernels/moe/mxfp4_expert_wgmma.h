@@ -40,7 +40,10 @@
 // the bands are now 8 rows up to a hint of 12, 16 up to 32, 32 beyond, all in the kernel with
 // feed warps (the producer-less kernel is forced-only). bench/NOTES.md v5.2-v5.4. Version 5.5:
 // one pass per tile group up to 1.5x the width (expert_pass_policy.h). Version 5.6/5.7: no
-// proxy fence where x comes by TMA, and x by TMA at 8-row passes too.
+// proxy fence where x comes by TMA, and x by TMA at 8-row passes too. Version 5.8: the WGMMA
+// width, the per-k-step fold and the token scales trimmed per pass to the rows present (8, 16, 24
+// or 32 columns; the fold is 2 N FFMA per thread and chunk), and one 32-row pass per tile group
+// for hints 25-72 (bench/NOTES.md v5.8).
 
 #include <cuda_runtime.h>
 
@@ -60,9 +63,9 @@ Status preload_mxfp4_expert_wgmma();
 // - chunks: K / 128;
 // - DeepSeek semantics: requant RequantScale::kPow2, swiglu_limit 10, route_weights set.
 // - x_rows: the rows the x buffer holds (the bound of the x tensor map; 0: x by cp.async).
-// Rows per pass 8 (hints up to 12, one pass), 16 (one pass up to 24, side by side up to 32) or 32,
-// in the kernel with feed warps, up to 8 passes side by side (expert_pass_policy.h,
-// kMxfp4PassBands).
+// Rows per pass 8 (hints up to 12, one pass), 16 (one pass up to 24) or 32 (one pass up to 72,
+// then side by side, up to 8), in the kernel with feed warps (expert_pass_policy.h,
+// kMxfp4PassBands); a pass with fewer rows than its width runs narrower WGMMAs (8, 16, 24 columns).
 // Programmatic dependent launch (overlap_previous / allow_overlap_next) as the FP8 version. Not
 // supported (INVALID_ARGUMENT): fixed_expert.
 Status launch_mxfp4_expert_wgmma(Fp8ExpertGemmArgs const& args, cudaStream_t stream);

@@ -219,73 +219,92 @@ __global__ void __launch_bounds__((kWgs * 4 + kFeedWarps) * 32, kMinBlocks)
       }
       continue;
     }
-    for (int c = 0; c < chunks; ++c) {
-      ptx::mbarrier_wait(bars + 8 * s, phase);
-      int const so = s * kStageBytes;
-      std::uint32_t const b_desc = desc0_lo + static_cast<std::uint32_t>(so >> 4);
-      uint4 const q0 = load_shared_16(my_codes + so);
-      uint4 const q1 = load_shared_16(my_codes + so + 128 * 16);
-      uint2 const sw = load_shared_8(my_scales + so);
-      if constexpr (kEarlyRelease) {
-        // This warp's share of the weight images is in registers: hand the part back (the
-        // __syncwarp orders every lane's loads before lane 0's release-arrive).
+    // The pass's chunk loop at WGMMA width kW: the rows rounded up to a width the kernel has
+    // (8, 16, 24 or 32, at most kN). A narrower WGMMA, fold and token-scale pass for a pass with
+    // fewer rows than kN (an expert's last pass, or an expert with few rows) — the fold is 2 kW
+    // FFMA per thread and chunk, the largest part of the 32-row loop (bench/NOTES.md v5.8). The
+    // x rows past the width are copied but never read; acc past kW / 2 stays zero.
+    auto const chunk_loop = [&](auto width) {
+      constexpr int kW = decltype(width)::value;
+      for (int c = 0; c < chunks; ++c) {
+        ptx::mbarrier_wait(bars + 8 * s, phase);
+        int const so = s * kStageBytes;
+        std::uint32_t const b_desc = desc0_lo + static_cast<std::uint32_t>(so >> 4);
+        uint4 const q0 = load_shared_16(my_codes + so);
+        uint4 const q1 = load_shared_16(my_codes + so + 128 * 16);
+        uint2 const sw = load_shared_8(my_scales + so);
+        if constexpr (kEarlyRelease) {
+          // This warp's share of the weight images is in registers: hand the part back (the
+          // __syncwarp orders every lane's loads before lane 0's release-arrive).
+          __syncwarp();
+          if (lane == 0) {
+            ptx::mbarrier_arrive(bars + 8 * (s + 2 * kStages));
+          }
+        }
+        ptx::mbarrier_wait(bars + 8 * (s + kStages), phase);
+        if constexpr (!kTmaX) {
+          // The x rows (cp.async, generic proxy) are read by the WGMMA (async proxy). By TMA they
+          // are written in the async proxy already, and the fence (MEMBAR.ALL.CTA and 5 more
+          // instructions per chunk) is not needed.
+          ptx::fence_proxy_async_shared();
+        }
+        // One WGMMA per k-step (one e8m0 block) into a fresh accumulator, two accumulators in turn:
+        // k-step s + 2's decode and MMA are issued while k-step s is folded with its own scale.
+        float part[2][kW / 2];
+        float chunk_sum[kW / 2];
+        std::uint32_t a[4][4];
+        decode_step(q0, q1, 0, a[0]);
+        ptx::fence_fragment(a[0]);
+        decode_step(q0, q1, 1, a[1]);
+        ptx::fence_fragment(a[1]);
+        ptx::wgmma_fence();
+        ptx::WgmmaFp8RegA<kW>::run(part[0], a[0], desc_at(b_desc), false);
+        ptx::wgmma_commit();
+        ptx::WgmmaFp8RegA<kW>::run(part[1], a[1], desc_at(b_desc + 2), false);
+        ptx::wgmma_commit();
+#pragma unroll
+        for (int step = 2; step < 4; ++step) {
+          ptx::wgmma_wait<1>();
+          ptx::fence_accumulators<kW>(part[step % 2]);
+          decode_step(q0, q1, step, a[step]);
+          ptx::fence_fragment(a[step]);
+          fold_k_step(chunk_sum, part[step % 2], sw, step - 2);
+          ptx::wgmma_fence();
+          ptx::WgmmaFp8RegA<kW>::run(part[step % 2], a[step], desc_at(b_desc + 2 * step), false);
+          ptx::wgmma_commit();
+        }
+        ptx::wgmma_wait<1>();
+        ptx::fence_accumulators<kW>(part[0]);
+        fold_k_step(chunk_sum, part[0], sw, 2);
+        ptx::wgmma_wait<0>();
+        ptx::fence_accumulators<kW>(part[1]);
+        fold_k_step(chunk_sum, part[1], sw, 3);
+        // The tokens' activation scales of this chunk (columns 8j + 2t, + 1), read before the stage
+        // is handed back (the producer refills them with the x rows).
+        add_token_scaled<kW>(acc, chunk_sum, ptx::smem_address(x_scale_stages + s * kN + 2 * t));
         __syncwarp();
         if (lane == 0) {
-          ptx::mbarrier_arrive(bars + 8 * (s + 2 * kStages));
+          if constexpr (!kEarlyRelease) {
+            ptx::mbarrier_arrive(bars + 8 * (s + 2 * kStages));
+          }
+          ptx::mbarrier_arrive(bars + 8 * (s + 3 * kStages));
+        }
+        if (++s == kStages) {
+          s = 0;
+          phase ^= 1u;
         }
       }
-      ptx::mbarrier_wait(bars + 8 * (s + kStages), phase);
-      if constexpr (!kTmaX) {
-        // The x rows (cp.async, generic proxy) are read by the WGMMA (async proxy). By TMA they
-        // are written in the async proxy already, and the fence (MEMBAR.ALL.CTA and 5 more
-        // instructions per chunk) is not needed.
-        ptx::fence_proxy_async_shared();
-      }
-      // One WGMMA per k-step (one e8m0 block) into a fresh accumulator, two accumulators in turn:
-      // k-step s + 2's decode and MMA are issued while k-step s is folded with its own scale.
-      float part[2][kN / 2];
-      float chunk_sum[kN / 2];
-      std::uint32_t a[4][4];
-      decode_step(q0, q1, 0, a[0]);
-      ptx::fence_fragment(a[0]);
-      decode_step(q0, q1, 1, a[1]);
-      ptx::fence_fragment(a[1]);
-      ptx::wgmma_fence();
-      ptx::WgmmaFp8RegA<kN>::run(part[0], a[0], desc_at(b_desc), false);
-      ptx::wgmma_commit();
-      ptx::WgmmaFp8RegA<kN>::run(part[1], a[1], desc_at(b_desc + 2), false);
-      ptx::wgmma_commit();
-#pragma unroll
-      for (int step = 2; step < 4; ++step) {
-        ptx::wgmma_wait<1>();
-        ptx::fence_accumulators<kN>(part[step % 2]);
-        decode_step(q0, q1, step, a[step]);
-        ptx::fence_fragment(a[step]);
-        fold_k_step(chunk_sum, part[step % 2], sw, step - 2);
-        ptx::wgmma_fence();
-        ptx::WgmmaFp8RegA<kN>::run(part[step % 2], a[step], desc_at(b_desc + 2 * step), false);
-        ptx::wgmma_commit();
-      }
-      ptx::wgmma_wait<1>();
-      ptx::fence_accumulators<kN>(part[0]);
-      fold_k_step(chunk_sum, part[0], sw, 2);
-      ptx::wgmma_wait<0>();
-      ptx::fence_accumulators<kN>(part[1]);
-      fold_k_step(chunk_sum, part[1], sw, 3);
-      // The tokens' activation scales of this chunk (columns 8j + 2t, + 1), read before the stage
-      // is handed back (the producer refills them with the x rows).
-      add_token_scaled<kN>(acc, chunk_sum, ptx::smem_address(x_scale_stages + s * kN + 2 * t));
-      __syncwarp();
-      if (lane == 0) {
-        if constexpr (!kEarlyRelease) {
-          ptx::mbarrier_arrive(bars + 8 * (s + 2 * kStages));
-        }
-        ptx::mbarrier_arrive(bars + 8 * (s + 3 * kStages));
-      }
-      if (++s == kStages) {
-        s = 0;
-        phase ^= 1u;
-      }
+    };
+    if constexpr (kN == 8) {
+      chunk_loop(std::integral_constant<int, 8>{});
+    } else if (rows <= 8) {
+      chunk_loop(std::integral_constant<int, 8>{});
+    } else if (kN == 16 || rows > 24) {
+      chunk_loop(std::integral_constant<int, kN>{});
+    } else if (rows <= 16) {
+      chunk_loop(std::integral_constant<int, 16>{});
+    } else {
+      chunk_loop(std::integral_constant < int, kN == 32 ? 24 : 8 > {});
     }
 
     if constexpr (kStage == ExpertGemmStage::kDown) {

@@ -81,10 +81,10 @@ __device__ __forceinline__ void fold_k_step(float* sum, float const (&part)[kCou
 
 // acc += chunk_sum × the tokens' activation scales of the chunk, in WGMMA's m64nN accumulator
 // layout (thread t holds columns 8j + 2t and + 1); x_scales: the shared address of the chunk's
-// scale of column 2t (one f32 per token row).
+// scale of column 2t (one f32 per token row). acc: the first kN / 2 of a pass's accumulators
+// (a narrower WGMMA's layout is a prefix of the wider one's).
 template <int kN>
-__device__ __forceinline__ void add_token_scaled(float (&acc)[kN / 2],
-                                                 float const (&chunk_sum)[kN / 2],
+__device__ __forceinline__ void add_token_scaled(float* acc, float const (&chunk_sum)[kN / 2],
                                                  std::uint32_t x_scales) {
 #pragma unroll
   for (int j = 0; j < kN / 8; ++j) {

@@ -48,6 +48,25 @@ TEST_CASE("mxfp4 expert FFN: skewed experts take wider passes, side by side") {
   check(c);
 }
 
+// Passes with fewer rows than their width run a WGMMA, fold and token-scale pass trimmed to the
+// rows rounded up to 8, 16 or 24 columns (v5.8). top_k = experts routes every token to every
+// expert, so each expert has exactly T rows: in 32-row passes T = 3, 11, 20, 27 run 8, 16, 24 and
+// 32 columns and T = 45 a full pass then 16 columns; in 16-row passes T = 3 runs 8 columns and
+// T = 20 a full pass then 8 (11, 27, 45: 16-column passes only).
+TEST_CASE("mxfp4 expert FFN: passes narrower than their width match the reference") {
+  Case c;
+  c.hidden = 512;
+  c.inter = 256;
+  c.experts = 2;
+  c.top_k = 2;
+  c.tokens = GENERATE(3, 11, 20, 27, 45);
+  c.tuning.pass_rows = GENERATE(16, 32);
+  c.tuning.max_passes = 1;  // one CTA per tile group loops over the expert's passes
+  c.scales = Scales::kExtreme;
+  c.seed = 53 + static_cast<std::uint64_t>(c.tokens);
+  check(c);
+}
+
 // Many CTAs over many stages (300 experts, 800 rows; most tile groups run more CTAs than there
 // are SM slots): the weight part of each stage released before the decode (an option) and after
 // the MMA (the default) give the same result, with 8-row passes (hint 8, experts with more rows
