@@ -23,7 +23,9 @@ Status check_activation_dims(std::size_t const values, std::int64_t const tokens
   return Status();
 }
 
-float group_scale(ActivationRecipe const recipe, float const amax) {
+}  // namespace
+
+float activation_group_scale(ActivationRecipe const recipe, float const amax) {
   switch (recipe) {
     case ActivationRecipe::kExactFp32:
       return 1.0f;
@@ -34,8 +36,6 @@ float group_scale(ActivationRecipe const recipe, float const amax) {
   }
   return 1.0f;
 }
-
-}  // namespace
 
 std::string_view activation_recipe_name(ActivationRecipe const recipe) {
   switch (recipe) {
@@ -68,7 +68,7 @@ StatusOr<Fp8Activations> quantize_activations(ActivationRecipe const recipe,
       for (std::int64_t i = begin; i < end; ++i) {
         amax = std::max(amax, std::fabs(x[static_cast<std::size_t>(i)]));
       }
-      float const scale = group_scale(recipe, amax);
+      float const scale = activation_group_scale(recipe, amax);
       result.scales[static_cast<std::size_t>(t * groups + g)] = scale;
       for (std::int64_t i = begin; i < end; ++i) {
         auto const k = static_cast<std::size_t>(i);

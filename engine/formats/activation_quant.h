@@ -34,6 +34,9 @@ struct Fp8Activations {
   std::vector<float> scales;        // [tokens, ceil(hidden / group)]; multiply to dequantize
 };
 
+// A group's scale under the recipe for its largest magnitude amax (1 for kExactFp32).
+float activation_group_scale(ActivationRecipe recipe, float amax);
+
 // Quantizes x [tokens, hidden] with an FP8 recipe; kExactFp32 has no FP8 form and is
 // INVALID_ARGUMENT (use apply_activation_recipe). Inputs must be finite.
 StatusOr<Fp8Activations> quantize_activations(ActivationRecipe recipe, std::span<float const> x,

@@ -38,11 +38,10 @@ void matmul_nt(std::span<float const> a, std::span<float const> w, std::int64_t 
   }
 }
 
-}  // namespace
-
-Status expert_ffn_ref(DenseExpertWeights const& weights, ExpertFfnOptions const& options,
-                      std::span<float const> x, std::span<float const> route_weight,
-                      std::span<float> out) {
+// Weights [I, H] / [H, I], and an input of whole rows of in_width with as many rows of out_width
+// in the output.
+Status check_expert_dims(DenseExpertWeights const& weights, std::size_t x_values,
+                         std::int64_t in_width, std::size_t out_values, std::int64_t out_width) {
   std::int64_t const h = weights.hidden;
   std::int64_t const inter = weights.intermediate;
   GCMOE_CHECK_ARG(h > 0 && inter > 0, "expert dims must be positive, got H={} I={}", h, inter);
@@ -50,10 +49,23 @@ Status expert_ffn_ref(DenseExpertWeights const& weights, ExpertFfnOptions const&
                       static_cast<std::int64_t>(weights.up.size()) == inter * h &&
                       static_cast<std::int64_t>(weights.down.size()) == h * inter,
                   "expert weights must be gate/up [{0},{1}] and down [{1},{0}]", inter, h);
-  GCMOE_CHECK_ARG(static_cast<std::int64_t>(x.size()) % h == 0, "x has {} floats, not rows of {}",
-                  x.size(), h);
+  GCMOE_CHECK_ARG(static_cast<std::int64_t>(x_values) % in_width == 0,
+                  "the input has {} floats, not rows of {}", x_values, in_width);
+  std::int64_t const tokens = static_cast<std::int64_t>(x_values) / in_width;
+  GCMOE_CHECK_ARG(static_cast<std::int64_t>(out_values) == tokens * out_width,
+                  "the output has {} floats, want {} rows of {}", out_values, tokens, out_width);
+  return Status();
+}
+
+}  // namespace
+
+Status expert_ffn_hidden_ref(DenseExpertWeights const& weights, ExpertFfnOptions const& options,
+                             std::span<float const> x, std::span<float const> route_weight,
+                             std::span<float> hidden) {
+  std::int64_t const h = weights.hidden;
+  std::int64_t const inter = weights.intermediate;
+  GCMOE_RETURN_IF_ERROR(check_expert_dims(weights, x.size(), h, hidden.size(), inter));
   std::int64_t const tokens = static_cast<std::int64_t>(x.size()) / h;
-  GCMOE_CHECK_ARG(out.size() == x.size(), "out has {} floats, x has {}", out.size(), x.size());
   GCMOE_CHECK_ARG(
       !options.weight_before_down || static_cast<std::int64_t>(route_weight.size()) == tokens,
       "{} routing weights for {} tokens", route_weight.size(), tokens);
@@ -68,7 +80,6 @@ Status expert_ffn_ref(DenseExpertWeights const& weights, ExpertFfnOptions const&
   matmul_nt(xq, weights.up, tokens, inter, h, up);
 
   float const limit = options.swiglu_limit;
-  std::vector<float> act(gate.size());
   for (std::int64_t t = 0; t < tokens; ++t) {
     for (std::int64_t i = 0; i < inter; ++i) {
       std::size_t const at = static_cast<std::size_t>(t * inter + i);
@@ -82,13 +93,32 @@ Status expert_ffn_ref(DenseExpertWeights const& weights, ExpertFfnOptions const&
       if (options.weight_before_down) {
         value *= route_weight[static_cast<std::size_t>(t)];
       }
-      act[at] = value;
+      hidden[at] = value;
     }
   }
-  GCMOE_RETURN_IF_ERROR(
-      formats::apply_activation_recipe(options.activation_recipe, act, tokens, inter));
-  matmul_nt(act, weights.down, tokens, h, inter, out);
   return Status();
+}
+
+Status expert_ffn_down_ref(DenseExpertWeights const& weights, std::span<float const> hidden,
+                           std::span<float> out) {
+  GCMOE_RETURN_IF_ERROR(
+      check_expert_dims(weights, hidden.size(), weights.intermediate, out.size(), weights.hidden));
+  std::int64_t const tokens = static_cast<std::int64_t>(hidden.size()) / weights.intermediate;
+  matmul_nt(hidden, weights.down, tokens, weights.hidden, weights.intermediate, out);
+  return Status();
+}
+
+Status expert_ffn_ref(DenseExpertWeights const& weights, ExpertFfnOptions const& options,
+                      std::span<float const> x, std::span<float const> route_weight,
+                      std::span<float> out) {
+  GCMOE_RETURN_IF_ERROR(
+      check_expert_dims(weights, x.size(), weights.hidden, out.size(), weights.hidden));
+  std::int64_t const tokens = static_cast<std::int64_t>(x.size()) / weights.hidden;
+  std::vector<float> act(static_cast<std::size_t>(tokens * weights.intermediate));
+  GCMOE_RETURN_IF_ERROR(expert_ffn_hidden_ref(weights, options, x, route_weight, act));
+  GCMOE_RETURN_IF_ERROR(formats::apply_activation_recipe(options.activation_recipe, act, tokens,
+                                                         weights.intermediate));
+  return expert_ffn_down_ref(weights, act, out);
 }
 
 }  // namespace gcmoe::kernels

@@ -35,6 +35,15 @@ struct DenseExpertWeights {
   std::span<float const> down;    // [H, I]
 };
 
+// The two halves of expert_ffn_ref, for tests that check a kernel's requantized h on its own:
+// h before its requantization ([T, I]: the SwiGLU output, times the routing weight where
+// weight_before_down), and y = h·Wdownᵀ from an h as the down GEMM reads it (out [T, H]).
+Status expert_ffn_hidden_ref(DenseExpertWeights const& weights, ExpertFfnOptions const& options,
+                             std::span<float const> x, std::span<float const> route_weight,
+                             std::span<float> hidden);
+Status expert_ffn_down_ref(DenseExpertWeights const& weights, std::span<float const> hidden,
+                           std::span<float> out);
+
 // x: [T, H]; route_weight: [T] (read only when weight_before_down); out: [T, H].
 Status expert_ffn_ref(DenseExpertWeights const& weights, ExpertFfnOptions const& options,
                       std::span<float const> x, std::span<float const> route_weight,

@@ -8,6 +8,7 @@
 
 #include "engine/backends/cuda/stream.h"
 #include "engine/formats/bf16.h"
+#include "engine/formats/e4m3.h"
 #include "tests/support/catch.h"
 #include "tests/support/device_upload.h"
 
@@ -131,6 +132,60 @@ std::vector<float> expert_ffn_reference(ExpertSlots const& slots,
                 .ok());
   }
   return ref;
+}
+
+StagedReference staged_reference(ExpertSlots const& slots,
+                                 std::span<kernels::DenseExpertWeights const> experts,
+                                 kernels::ExpertFfnOptions const& options,
+                                 DeviceExpertBatch const& batch, double tolerance) {
+  REQUIRE(!experts.empty());
+  std::int64_t const h = experts[0].hidden;
+  std::int64_t const inter = experts[0].intermediate;
+  std::int64_t const rows = slots.rows();
+  std::int64_t const groups = inter / formats::kActivationGroup;
+  std::vector<std::uint8_t> codes(static_cast<std::size_t>(rows * inter));
+  std::vector<float> scales(static_cast<std::size_t>(rows * groups));
+  REQUIRE(batch.h.copy_to_host(codes).ok());
+  REQUIRE(batch.h_scales.copy_to_host(scales).ok());
+  StagedReference staged;
+  staged.y_from_kernel_h.resize(slots.x.size());
+  for (std::size_t e = 0; e < experts.size(); ++e) {
+    std::int64_t const begin = slots.offsets[e];
+    std::int64_t const count = slots.offsets[e + 1] - begin;
+    if (count == 0) {
+      continue;
+    }
+    std::span<float const> const xs(slots.x.data() + begin * h, count * h);
+    std::span<float const> const ws(slots.weight.data() + begin, count);
+    std::vector<float> exact(static_cast<std::size_t>(count * inter));
+    REQUIRE(kernels::expert_ffn_hidden_ref(experts[e], options, xs, ws, exact).ok());
+    std::vector<float> kernel_h(exact.size());
+    for (std::int64_t r = 0; r < count; ++r) {
+      auto const at = static_cast<std::size_t>(r * inter);
+      std::span<std::uint8_t const> const row_codes(codes.data() + (begin + r) * inter, inter);
+      std::span<float const> const row_scales(scales.data() + (begin + r) * groups, groups);
+      RequantCheck const c = check_requantization(
+          options.activation_recipe, std::span<float const>(exact.data() + at, inter), row_codes,
+          row_scales, formats::kActivationGroup, tolerance);
+      staged.h.elements += c.elements;
+      staged.h.codes_outside += c.codes_outside;
+      staged.h.scales_outside += c.scales_outside;
+      staged.h.flips += c.flips;
+      staged.h.worst_deviation = std::max(staged.h.worst_deviation, c.worst_deviation);
+      if (staged.h.first_outside < 0 && c.first_outside >= 0) {
+        staged.h.first_outside = (begin + r) * inter + c.first_outside;
+      }
+      for (std::int64_t i = 0; i < inter; ++i) {
+        kernel_h[at + i] = formats::decode_e4m3(row_codes[i]) *
+                           row_scales[static_cast<std::size_t>(i / formats::kActivationGroup)];
+      }
+    }
+    REQUIRE(kernels::expert_ffn_down_ref(
+                experts[e], kernel_h,
+                std::span<float>(staged.y_from_kernel_h.data() + begin * h, count * h))
+                .ok());
+  }
+  return staged;
 }
 
 ReadyCounters make_ready_counters(std::int64_t rows) {

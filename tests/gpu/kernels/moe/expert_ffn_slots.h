@@ -2,7 +2,8 @@
 // What the expert-GEMM GPU tests (FP8: fp8_expert_ffn_case.h, MXFP4: mxfp4_expert_ffn_case.h)
 // share around their kernels: a routed batch laid out as the GEMMs read it (each expert's rows
 // together, in expert order), its device buffers and the kernels' arguments over them, the CPU
-// reference over that layout, the token ring's readiness counters and their late release.
+// reference over that layout (whole, or in halves around the kernel's own h), the token ring's
+// readiness counters and their late release.
 
 #include <cuda_runtime.h>
 
@@ -15,6 +16,7 @@
 #include "engine/formats/activation_quant.h"
 #include "kernels/moe/expert_ffn_ref.h"
 #include "kernels/moe/fp8_expert_gemm.h"
+#include "tests/support/requant_check.h"
 
 namespace gcmoe::testing {
 
@@ -85,6 +87,19 @@ std::vector<float> download_y(DeviceExpertBatch const& batch, std::int64_t rows,
 std::vector<float> expert_ffn_reference(ExpertSlots const& slots,
                                         std::span<kernels::DenseExpertWeights const> experts,
                                         kernels::ExpertFfnOptions const& options);
+
+// The reference in its two halves against the kernel's own intermediate: the kernel's h (FP8
+// codes and a scale per 128) checked element by element against the exact h of every row
+// (tests/support/requant_check.h, relative `tolerance`), and y computed from the kernel's h as
+// its down GEMM read it — so a legitimate e4m3 rounding flip in h is not counted as y error.
+struct StagedReference {
+  RequantCheck h;
+  std::vector<float> y_from_kernel_h;  // [rows, H]
+};
+StagedReference staged_reference(ExpertSlots const& slots,
+                                 std::span<kernels::DenseExpertWeights const> experts,
+                                 kernels::ExpertFfnOptions const& options,
+                                 DeviceExpertBatch const& batch, double tolerance);
 
 // The kernel on `waiting` must still be running 50 ms after its launch (it waits for the rows):
 // then `blocks` counters at `ready` are set to `epoch` from another stream.

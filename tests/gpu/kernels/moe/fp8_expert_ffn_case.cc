@@ -175,18 +175,27 @@ double run_case(Case const& c) {
     dense.push_back({h, inter, e.gate, e.up, e.down});
   }
   std::vector<float> const ref = testing::expert_ffn_reference(slots, dense, options);
-  double const error = testing::relative_l2_error(y, ref);
+  double const end_to_end = testing::relative_l2_error(y, ref);
+  testing::StagedReference const staged =
+      testing::staged_reference(slots, dense, options, batch, kRequantTolerance);
+  double const error = testing::relative_l2_error(y, staged.y_from_kernel_h);
+  CHECK(staged.h.codes_outside == 0);
+  CHECK(staged.h.scales_outside == 0);
+  CHECK(end_to_end < kEndToEndBound);
   int max_rows_per_expert = 0;
   for (int e = 0; e < c.experts; ++e) {
     max_rows_per_expert = std::max(max_rows_per_expert, offsets[e + 1] - offsets[e]);
   }
   std::printf(
       "fp8 expert ffn %s H=%lld I=%lld E=%d T=%d k=%d rows=%lld max_rows/expert=%d hint=%d "
-      "%s tma_x=%d seed=%llu rel_l2_error=%.3e\n",
+      "%s tma_x=%d seed=%llu rel_l2_error=%.3e; h: %lld flips, %lld codes and %lld scales "
+      "outside, worst deviation %.2e; down from the kernel's h: rel_l2 %.3e\n",
       kernel_name(c.kernel), static_cast<long long>(h), static_cast<long long>(inter), c.experts,
       c.tokens, c.top_k, static_cast<long long>(rows), max_rows_per_expert,
       args.rows_per_expert_hint, c.deepseek_semantics ? "deepseek-semantics" : "glm",
-      c.tma_x ? 1 : 0, static_cast<unsigned long long>(c.seed), error);
+      c.tma_x ? 1 : 0, static_cast<unsigned long long>(c.seed), end_to_end,
+      static_cast<long long>(staged.h.flips), static_cast<long long>(staged.h.codes_outside),
+      static_cast<long long>(staged.h.scales_outside), staged.h.worst_deviation, error);
   return error;
 }
 

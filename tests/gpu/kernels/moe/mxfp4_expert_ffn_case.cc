@@ -5,6 +5,7 @@
 #include <cmath>
 #include <cstdio>
 #include <random>
+#include <span>
 #include <vector>
 
 #include "engine/backends/cuda/stream.h"
@@ -173,23 +174,44 @@ Errors run_case(Case const& c) {
     dense.push_back({h, inter, e.gate.dequantized, e.up.dequantized, e.down.dequantized});
   }
   std::vector<float> const ref = testing::expert_ffn_reference(slots, dense, options);
-  Errors errors;
-  errors.rel_l2 = testing::relative_l2_error(y, ref);
   // Each output feature divided by its down row's largest scale (2^(max byte - 127)), so features
   // of wildly different scales (extreme bytes: 2^-60 .. 2^+40) all weigh in the error.
-  std::vector<float> y_norm(y.size()), ref_norm_features(y.size());
-  std::int64_t const blocks = inter / 32;
-  for (int e = 0; e < c.experts; ++e) {
-    for (std::int64_t col = 0; col < h; ++col) {
-      auto const* b = experts[e].down.q.scales.data() + col * blocks;
-      double const s = std::ldexp(1.0, static_cast<int>(*std::max_element(b, b + blocks)) - 127);
-      for (std::int64_t r = offsets[e]; r < offsets[e + 1]; ++r) {
-        y_norm[r * h + col] = static_cast<float>(y[r * h + col] / s);
-        ref_norm_features[r * h + col] = static_cast<float>(ref[r * h + col] / s);
+  auto const feature_normalized = [&](std::vector<float> const& reference) {
+    std::vector<float> y_norm(y.size()), ref_norm_features(y.size());
+    std::int64_t const blocks = inter / 32;
+    for (int e = 0; e < c.experts; ++e) {
+      for (std::int64_t col = 0; col < h; ++col) {
+        auto const* b = experts[e].down.q.scales.data() + col * blocks;
+        double const s = std::ldexp(1.0, static_cast<int>(*std::max_element(b, b + blocks)) - 127);
+        for (std::int64_t r = offsets[e]; r < offsets[e + 1]; ++r) {
+          y_norm[r * h + col] = static_cast<float>(y[r * h + col] / s);
+          ref_norm_features[r * h + col] = static_cast<float>(reference[r * h + col] / s);
+        }
       }
     }
+    return testing::relative_l2_error(y_norm, ref_norm_features);
+  };
+  Errors errors;
+  errors.rel_l2 = testing::relative_l2_error(y, ref);
+  errors.feature_normalized = feature_normalized(ref);
+  testing::StagedReference const staged =
+      testing::staged_reference(slots, dense, options, batch, kRequantTolerance);
+  errors.h = staged.h;
+  errors.down_rel_l2 = testing::relative_l2_error(y, staged.y_from_kernel_h);
+  errors.down_feature_normalized = feature_normalized(staged.y_from_kernel_h);
+  // The slot row with the largest end-to-end error: where it is large, whether one row (one
+  // token's requantization group) or all of them carry it.
+  std::int64_t worst_row = 0;
+  double worst_row_error = 0.0;
+  for (std::int64_t r = 0; r < rows; ++r) {
+    std::span<float const> const yr(y.data() + r * h, static_cast<std::size_t>(h));
+    std::span<float const> const rr(ref.data() + r * h, static_cast<std::size_t>(h));
+    double const e = testing::relative_l2_error(yr, rr);
+    if (e > worst_row_error) {
+      worst_row_error = e;
+      worst_row = r;
+    }
   }
-  errors.feature_normalized = testing::relative_l2_error(y_norm, ref_norm_features);
   double ref_norm = 0.0;
   for (float const v : ref) {
     ref_norm += static_cast<double>(v) * v;
@@ -198,19 +220,29 @@ Errors run_case(Case const& c) {
   std::printf(
       "mxfp4 expert ffn H=%lld I=%lld E=%d T=%d k=%d rows=%lld hint=%d scales=%s "
       "%searly_release=%d pass_rows=%d max_passes=%d wide=%d tma_x=%d seed=%llu rel_l2_error=%.3e "
-      "feature_normalized_rel_l2=%.3e\n",
+      "feature_normalized_rel_l2=%.3e worst_row=%lld (rel_l2 %.3e); h: %lld flips, %lld codes and "
+      "%lld scales outside, worst deviation %.2e; down from the kernel's h: rel_l2 %.3e, "
+      "feature-normalized %.3e\n",
       static_cast<long long>(h), static_cast<long long>(inter), c.experts, c.tokens, c.top_k,
       static_cast<long long>(rows), args.rows_per_expert_hint, scales_name(c.scales),
       c.late_rows ? "late-rows " : "", c.tuning.early_release ? 1 : 0, c.tuning.pass_rows,
       c.tuning.max_passes, c.tuning.wide ? 1 : 0, c.tma_x ? 1 : 0,
-      static_cast<unsigned long long>(c.seed), errors.rel_l2, errors.feature_normalized);
+      static_cast<unsigned long long>(c.seed), errors.rel_l2, errors.feature_normalized,
+      static_cast<long long>(worst_row), worst_row_error, static_cast<long long>(errors.h.flips),
+      static_cast<long long>(errors.h.codes_outside),
+      static_cast<long long>(errors.h.scales_outside), errors.h.worst_deviation, errors.down_rel_l2,
+      errors.down_feature_normalized);
   return errors;
 }
 
 void check(Case const& c) {
   Errors const e = run_case(c);
-  CHECK(e.rel_l2 < kBound);
-  CHECK(e.feature_normalized < kBound);
+  CHECK(e.h.codes_outside == 0);
+  CHECK(e.h.scales_outside == 0);
+  CHECK(e.down_rel_l2 < kBound);
+  CHECK(e.down_feature_normalized < kBound);
+  CHECK(e.rel_l2 < kEndToEndBound);
+  CHECK(e.feature_normalized < kEndToEndBound);
 }
 
 }  // namespace gcmoe::kernels::mxfp4_ffn_test

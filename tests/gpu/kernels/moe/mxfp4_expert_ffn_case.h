@@ -2,11 +2,13 @@
 // The MXFP4 expert FFN GPU tests' case (kernels/moe/mxfp4_expert_wgmma.h): random MXFP4 experts
 // with e8m0 bytes drawn one of three ways and a routed batch, run through the launcher with a
 // tuning, compared with the CPU reference kernels/moe/expert_ffn_ref.h on the dequantized weights
-// with the kDeepseekUe8m0 activation recipe.
+// with the kDeepseekUe8m0 activation recipe: end to end and in stages (the requantized h, then
+// the down GEMM from the kernel's own h).
 
 #include <cstdint>
 
 #include "kernels/moe/mxfp4_expert_wgmma.h"
+#include "tests/support/requant_check.h"
 
 namespace gcmoe::kernels::mxfp4_ffn_test {
 
@@ -35,22 +37,38 @@ struct Case {
 };
 
 struct Errors {
+  // End to end: y against the whole reference.
   double rel_l2 = 0.0;
   double feature_normalized = 0.0;  // rel-L2 with each output feature over its row's scale
+  // In stages (expert_ffn_slots.h, staged_reference): the kernel's requantized h element by
+  // element, and y against the down reference computed from that h.
+  testing::RequantCheck h;
+  double down_rel_l2 = 0.0;
+  double down_feature_normalized = 0.0;
 };
 
 // Runs the case; prints and returns its errors against the CPU reference.
 Errors run_case(Case const& c);
 
 // The kernel multiplies exactly the dequantized weights (every e2m1 value times 2^-6 is an e4m3
-// number; each k-step's scale is an exact power-of-two f32 factor) and the
-// reference's FP8 activations; what differs is the fp32 summation order, which can move an h
-// element across an e4m3 rounding boundary, and y's bf16 rounding (2^-9 relative). 1e-2 (as
-// for FP8) leaves room for that and catches any real bug (a wrong scale, nibble or fragment gives
-// errors of order 1), also with every output feature normalized by its row's scale.
+// number; each k-step's scale is an exact power-of-two f32 factor) and the reference's FP8
+// activations; what differs is the accumulation (the FP8 tensor core's, about 2^-14 of the size
+// of the terms, and the fp32 order) and y's bf16 rounding (2^-9 relative). The accumulation can
+// move an h element across an e4m3 rounding midpoint: one step (6-12%) on that element,
+// legitimately. So h is checked element by element, each code the rounding of its exact value
+// moved by at most kRequantTolerance × (|value| + the group's amax) (tests/support/
+// requant_check.h; 803 cases measured at most 4.8e-5, about 2^-14), and the down GEMM against its
+// reference from the kernel's own h within
+// kBound. 1e-2 (as for FP8) leaves room for the bf16 rounding and catches any real bug (a wrong
+// scale, nibble or fragment gives errors of order 1), also with every output feature normalized
+// by its row's scale. End to end, a flip on a row's largest h element reaches 1.2e-2 over the
+// whole output (3 data sets of 360 at T = 27-45, bench/NOTES.md MXFP4 v5.8): kEndToEndBound only
+// catches gross errors there.
+inline constexpr double kRequantTolerance = 2.5e-4;
 inline constexpr double kBound = 1e-2;
+inline constexpr double kEndToEndBound = 5e-2;
 
-// Runs the case and checks both errors against kBound.
+// Runs the case and checks h, the down GEMM and the end-to-end errors against their bounds.
 void check(Case const& c);
 
 }  // namespace gcmoe::kernels::mxfp4_ffn_test

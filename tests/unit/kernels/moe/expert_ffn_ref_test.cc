@@ -106,5 +106,34 @@ TEST_CASE("expert FFN rejects mismatched shapes") {
   CHECK(expert_ffn_ref(weights, options, x4, {}, out4).code() == StatusCode::kInvalidArgument);
 }
 
+TEST_CASE("expert FFN's halves: h before requantization, then down, give the whole reference") {
+  std::int64_t const h = 256;
+  std::int64_t const inter = 128;
+  std::int64_t const tokens = 3;
+  auto const gate = testing::random_floats(inter * h, 51, -0.05f, 0.05f);
+  auto const up = testing::random_floats(inter * h, 52, -0.05f, 0.05f);
+  auto const down = testing::random_floats(h * inter, 53, -0.05f, 0.05f);
+  auto const x = testing::random_floats(tokens * h, 54, -2.0f, 2.0f);
+  auto const w = testing::random_floats(tokens, 55, 0.05f, 1.0f);
+  DenseExpertWeights const weights{h, inter, gate, up, down};
+  ExpertFfnOptions options;
+  options.activation_recipe = formats::ActivationRecipe::kDeepseekUe8m0;
+  options.swiglu_limit = 10.0f;
+  options.weight_before_down = true;
+  std::vector<float> whole(tokens * h);
+  REQUIRE(expert_ffn_ref(weights, options, x, w, whole).ok());
+  std::vector<float> hidden(tokens * inter);
+  REQUIRE(expert_ffn_hidden_ref(weights, options, x, w, hidden).ok());
+  REQUIRE(formats::apply_activation_recipe(options.activation_recipe, hidden, tokens, inter).ok());
+  std::vector<float> halves(tokens * h);
+  REQUIRE(expert_ffn_down_ref(weights, hidden, halves).ok());
+  CHECK(halves == whole);
+  // Shapes that do not fit are refused.
+  std::vector<float> short_hidden(tokens * inter - 1);
+  CHECK(expert_ffn_hidden_ref(weights, options, x, w, short_hidden).code() ==
+        StatusCode::kInvalidArgument);
+  CHECK(expert_ffn_down_ref(weights, short_hidden, halves).code() == StatusCode::kInvalidArgument);
+}
+
 }  // namespace
 }  // namespace gcmoe::kernels
