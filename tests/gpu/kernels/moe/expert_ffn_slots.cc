@@ -114,10 +114,13 @@ kernels::Fp8ExpertGemmArgs down_args(kernels::Fp8ExpertGemmArgs const& gate_up,
   return down;
 }
 
-std::vector<float> expert_ffn_reference(ExpertSlots const& slots,
-                                        std::span<kernels::DenseExpertWeights const> experts,
-                                        kernels::ExpertFfnOptions const& options) {
-  std::vector<float> ref(slots.x.size());
+namespace {
+
+// Calls visit(e, begin, count, xs, ws) for every expert e with rows: its first row, its row count,
+// its rows' tokens [count, H] and routing weights [count].
+template <typename Visit>
+void for_each_expert_rows(ExpertSlots const& slots,
+                          std::span<kernels::DenseExpertWeights const> experts, Visit&& visit) {
   for (std::size_t e = 0; e < experts.size(); ++e) {
     std::int64_t const h = experts[e].hidden;
     std::int64_t const begin = slots.offsets[e];
@@ -125,12 +128,26 @@ std::vector<float> expert_ffn_reference(ExpertSlots const& slots,
     if (count == 0) {
       continue;
     }
-    std::span<float const> const xs(slots.x.data() + begin * h, count * h);
-    std::span<float const> const ws(slots.weight.data() + begin, count);
-    REQUIRE(kernels::expert_ffn_ref(experts[e], options, xs, ws,
-                                    std::span<float>(ref.data() + begin * h, count * h))
-                .ok());
+    visit(e, begin, count, std::span<float const>(slots.x.data() + begin * h, count * h),
+          std::span<float const>(slots.weight.data() + begin, count));
   }
+}
+
+}  // namespace
+
+std::vector<float> expert_ffn_reference(ExpertSlots const& slots,
+                                        std::span<kernels::DenseExpertWeights const> experts,
+                                        kernels::ExpertFfnOptions const& options) {
+  std::vector<float> ref(slots.x.size());
+  for_each_expert_rows(
+      slots, experts,
+      [&](std::size_t e, std::int64_t begin, std::int64_t count, std::span<float const> xs,
+          std::span<float const> ws) {
+        std::int64_t const h = experts[e].hidden;
+        REQUIRE(kernels::expert_ffn_ref(experts[e], options, xs, ws,
+                                        std::span<float>(ref.data() + begin * h, count * h))
+                    .ok());
+      });
   return ref;
 }
 
@@ -149,42 +166,38 @@ StagedReference staged_reference(ExpertSlots const& slots,
   REQUIRE(batch.h_scales.copy_to_host(scales).ok());
   StagedReference staged;
   staged.y_from_kernel_h.resize(slots.x.size());
-  for (std::size_t e = 0; e < experts.size(); ++e) {
-    std::int64_t const begin = slots.offsets[e];
-    std::int64_t const count = slots.offsets[e + 1] - begin;
-    if (count == 0) {
-      continue;
-    }
-    std::span<float const> const xs(slots.x.data() + begin * h, count * h);
-    std::span<float const> const ws(slots.weight.data() + begin, count);
-    std::vector<float> exact(static_cast<std::size_t>(count * inter));
-    REQUIRE(kernels::expert_ffn_hidden_ref(experts[e], options, xs, ws, exact).ok());
-    std::vector<float> kernel_h(exact.size());
-    for (std::int64_t r = 0; r < count; ++r) {
-      auto const at = static_cast<std::size_t>(r * inter);
-      std::span<std::uint8_t const> const row_codes(codes.data() + (begin + r) * inter, inter);
-      std::span<float const> const row_scales(scales.data() + (begin + r) * groups, groups);
-      RequantCheck const c = check_requantization(
-          options.activation_recipe, std::span<float const>(exact.data() + at, inter), row_codes,
-          row_scales, formats::kActivationGroup, tolerance);
-      staged.h.elements += c.elements;
-      staged.h.codes_outside += c.codes_outside;
-      staged.h.scales_outside += c.scales_outside;
-      staged.h.flips += c.flips;
-      staged.h.worst_deviation = std::max(staged.h.worst_deviation, c.worst_deviation);
-      if (staged.h.first_outside < 0 && c.first_outside >= 0) {
-        staged.h.first_outside = (begin + r) * inter + c.first_outside;
-      }
-      for (std::int64_t i = 0; i < inter; ++i) {
-        kernel_h[at + i] = formats::decode_e4m3(row_codes[i]) *
-                           row_scales[static_cast<std::size_t>(i / formats::kActivationGroup)];
-      }
-    }
-    REQUIRE(kernels::expert_ffn_down_ref(
-                experts[e], kernel_h,
-                std::span<float>(staged.y_from_kernel_h.data() + begin * h, count * h))
-                .ok());
-  }
+  for_each_expert_rows(
+      slots, experts,
+      [&](std::size_t e, std::int64_t begin, std::int64_t count, std::span<float const> xs,
+          std::span<float const> ws) {
+        std::vector<float> exact(static_cast<std::size_t>(count * inter));
+        REQUIRE(kernels::expert_ffn_hidden_ref(experts[e], options, xs, ws, exact).ok());
+        std::vector<float> kernel_h(exact.size());
+        for (std::int64_t r = 0; r < count; ++r) {
+          auto const at = static_cast<std::size_t>(r * inter);
+          std::span<std::uint8_t const> const row_codes(codes.data() + (begin + r) * inter, inter);
+          std::span<float const> const row_scales(scales.data() + (begin + r) * groups, groups);
+          RequantCheck const c = check_requantization(
+              options.activation_recipe, std::span<float const>(exact.data() + at, inter),
+              row_codes, row_scales, formats::kActivationGroup, tolerance);
+          staged.h.elements += c.elements;
+          staged.h.codes_outside += c.codes_outside;
+          staged.h.scales_outside += c.scales_outside;
+          staged.h.flips += c.flips;
+          staged.h.worst_deviation = std::max(staged.h.worst_deviation, c.worst_deviation);
+          if (staged.h.first_outside < 0 && c.first_outside >= 0) {
+            staged.h.first_outside = (begin + r) * inter + c.first_outside;
+          }
+          for (std::int64_t i = 0; i < inter; ++i) {
+            kernel_h[at + i] = formats::decode_e4m3(row_codes[i]) *
+                               row_scales[static_cast<std::size_t>(i / formats::kActivationGroup)];
+          }
+        }
+        REQUIRE(kernels::expert_ffn_down_ref(
+                    experts[e], kernel_h,
+                    std::span<float>(staged.y_from_kernel_h.data() + begin * h, count * h))
+                    .ok());
+      });
   return staged;
 }
 
