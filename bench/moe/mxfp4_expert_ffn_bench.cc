@@ -10,7 +10,8 @@
 // Kernel options: "mxfp4" (checkpoint-like scales; the default Mxfp4WgmmaTuning),
 // "mxfp4_cp_async_x" (x by cp.async at every width), "mxfp4_one_pass" (the policy's width, one
 // pass per tile group: the experts with more rows loop), "mxfp4_feed16"/"mxfp4_feed32" (the kernel
-// with feed warps forced at 16- or 32-row passes), "mxfp4_wide32" and "mxfp4_wide64" (version 5's
+// with feed warps forced at 16- or 32-row passes), "mxfp4_down_feed16"/"mxfp4_down_feed32" (the
+// same for L2 alone, L1 as the default), "mxfp4_wide32" and "mxfp4_wide64" (version 5's
 // producer-less kernel forced at 32- or 64-row passes), "stream_only" (a probe: the consumers
 // release every stage unread, so the kernel's own weight stream without decode or MMA; its outputs
 // are not written) and "mxfp4_again" (the default timed again, last: how far identical launches
@@ -73,6 +74,8 @@ enum class Kernel {
   kOnePass,
   kNarrow16,
   kNarrow32,
+  kDownNarrow16,
+  kDownNarrow32,
   kWide32,
   kWide64,
   kStreamOnly,
@@ -91,6 +94,10 @@ char const* kernel_name(Kernel kernel) {
       return "mxfp4_feed16";
     case Kernel::kNarrow32:
       return "mxfp4_feed32";
+    case Kernel::kDownNarrow16:
+      return "mxfp4_down_feed16";
+    case Kernel::kDownNarrow32:
+      return "mxfp4_down_feed32";
     case Kernel::kWide32:
       return "mxfp4_wide32";
     case Kernel::kWide64:
@@ -119,6 +126,9 @@ kernels::Mxfp4WgmmaTuning tuning_for(Kernel kernel) {
     case Kernel::kNarrow32:
       t.pass_rows = 32;
       break;
+    case Kernel::kDownNarrow16:
+    case Kernel::kDownNarrow32:
+      break;  // L1 as the default; L2: down_tuning_for
     case Kernel::kWide32:
       t.pass_rows = 32;
       t.wide = true;
@@ -132,6 +142,15 @@ kernels::Mxfp4WgmmaTuning tuning_for(Kernel kernel) {
       break;
     case Kernel::kAgain:
       break;
+  }
+  return t;
+}
+
+// L2's tuning: the column's, but for the columns that force L2 alone.
+kernels::Mxfp4WgmmaTuning down_tuning_for(Kernel kernel) {
+  kernels::Mxfp4WgmmaTuning t = tuning_for(kernel);
+  if (kernel == Kernel::kDownNarrow16 || kernel == Kernel::kDownNarrow32) {
+    t.pass_rows = kernel == Kernel::kDownNarrow16 ? 16 : 32;
   }
   return t;
 }
@@ -277,7 +296,7 @@ Status launch_ffn(Kernel kernel, Weights const& w, Batch const& b, cudaStream_t 
   d.x = b.h.data();
   d.x_scales = b.h_scales.data();
   d.y = b.y.data();
-  return kernels::launch_mxfp4_expert_wgmma(d, stream, tuning);
+  return kernels::launch_mxfp4_expert_wgmma(d, stream, down_tuning_for(kernel));
 }
 
 Status run(Options const& options) {
@@ -326,9 +345,10 @@ Status run(Options const& options) {
       GCMOE_CHECK_CUDA(cudaStreamSynchronize(stream));
       double const experts = active_sum / kRotations;
       nlohmann::json per_kernel = nlohmann::json::object();
-      for (Kernel const kernel : {Kernel::kMxfp4, Kernel::kCpAsyncX, Kernel::kOnePass,
-                                  Kernel::kNarrow16, Kernel::kNarrow32, Kernel::kWide32,
-                                  Kernel::kWide64, Kernel::kStreamOnly, Kernel::kAgain}) {
+      for (Kernel const kernel :
+           {Kernel::kMxfp4, Kernel::kCpAsyncX, Kernel::kOnePass, Kernel::kNarrow16,
+            Kernel::kNarrow32, Kernel::kDownNarrow16, Kernel::kDownNarrow32, Kernel::kWide32,
+            Kernel::kWide64, Kernel::kStreamOnly, Kernel::kAgain}) {
         clock.start();
         StatusOr<double> const timed = time_graph(stream, 1, options.reps, [&]() -> Status {
           for (Batch const& b : batches) {
@@ -392,6 +412,10 @@ Status run(Options const& options) {
          "the kernel with feed warps forced at 16-row passes (ceil(hint / 16) side by side)"},
         {"mxfp4_feed32",
          "the kernel with feed warps forced at 32-row passes (ceil(hint / 32) side by side)"},
+        {"mxfp4_down_feed16",
+         "L1 as the default, L2 (down) forced at 16-row passes (ceil(hint / 16) side by side)"},
+        {"mxfp4_down_feed32",
+         "L1 as the default, L2 (down) forced at 32-row passes (ceil(hint / 32) side by side)"},
         {"mxfp4_wide32",
          "v5's producer-less kernel forced at 32-row passes (ceil(hint / 32) side by side)"},
         {"mxfp4_wide64",
