@@ -295,6 +295,8 @@ __global__ void __launch_bounds__((kWgs * 4 + kFeedWarps) * 32, kMinBlocks)
         }
       }
     };
+    // 17-24 rows: 24 columns in a 32-row pass (a 16-row pass never gets here).
+    constexpr int kThreeQuarters = kN == 32 ? 24 : kN;
     if constexpr (kN == 8) {
       chunk_loop(std::integral_constant<int, 8>{});
     } else if (rows <= 8) {
@@ -304,7 +306,7 @@ __global__ void __launch_bounds__((kWgs * 4 + kFeedWarps) * 32, kMinBlocks)
     } else if (rows <= 16) {
       chunk_loop(std::integral_constant<int, 16>{});
     } else {
-      chunk_loop(std::integral_constant < int, kN == 32 ? 24 : 8 > {});
+      chunk_loop(std::integral_constant<int, kThreeQuarters>{});
     }
 
     if constexpr (kStage == ExpertGemmStage::kDown) {
