@@ -1,16 +1,16 @@
 #pragma once
-// Checks a kernel's FP8 requantization of one row (e4m3 codes and a scale per group) against the
-// exact values it quantized, allowing what FP8 tensor-core GEMMs legitimately do: their
-// accumulation carries an error of about 2^-14 of the size of its terms (so the f32 values a
-// kernel quantizes are not the reference's, and a sum that cancels is off by more than its own
-// size times that), so a value near an e4m3 rounding midpoint may round to either neighbour (or,
-// near zero, to a few subnormal steps away), and a group whose amax sits at a power-of-two
-// boundary may take either scale. A flip moves one element by one e4m3 step (6-12%); when it
-// hits a row's largest element the end-to-end error of a test row reaches a few percent although
-// the kernel is right. Checking the requantization element by element (every code the rounding
-// of its exact value moved by at most tolerance × (|value| + the group's amax)) and the next GEMM
-// against the kernel's own FP8 input keeps the tests tight without that flake (bench/NOTES.md,
-// MXFP4 v5.8).
+// Checks a kernel's FP8 requantization of one row (e4m3 codes and a scale per group; or of many
+// rows laid end to end, when a row is whole groups) against the exact values it quantized,
+// allowing what FP8 tensor-core GEMMs legitimately do: their accumulation carries an error of
+// about 2^-14 of the size of its terms (so the f32 values a kernel quantizes are not the
+// reference's, and a sum that cancels is off by more than its own size times that), so a value
+// near an e4m3 rounding midpoint may round to either neighbour (or, near zero, to a few
+// subnormal steps away), and a group whose amax sits at a power-of-two boundary may take either
+// scale. A flip moves one element by one e4m3 step (6-12%); when it hits a row's largest element
+// the end-to-end error of a test row reaches a few percent although the kernel is right.
+// Checking the requantization element by element (every code the rounding of its exact value
+// moved by at most tolerance × (|value| + the group's amax)) and the next GEMM against the
+// kernel's own FP8 input keeps the tests tight without that flake (bench/NOTES.md, MXFP4 v5.8).
 
 #include <cstdint>
 #include <span>

@@ -8,7 +8,6 @@
 
 #include "engine/backends/cuda/stream.h"
 #include "engine/formats/bf16.h"
-#include "engine/formats/e4m3.h"
 #include "tests/support/catch.h"
 #include "tests/support/device_upload.h"
 
@@ -159,42 +158,38 @@ StagedReference staged_reference(ExpertSlots const& slots,
   std::int64_t const h = experts[0].hidden;
   std::int64_t const inter = experts[0].intermediate;
   std::int64_t const rows = slots.rows();
-  std::int64_t const groups = inter / formats::kActivationGroup;
-  std::vector<std::uint8_t> codes(static_cast<std::size_t>(rows * inter));
-  std::vector<float> scales(static_cast<std::size_t>(rows * groups));
-  REQUIRE(batch.h.copy_to_host(codes).ok());
-  REQUIRE(batch.h_scales.copy_to_host(scales).ok());
+  // The kernel's h as its down GEMM reads it: [rows, I] codes with a scale per 128.
+  std::int64_t const group = formats::kActivationGroup;
+  formats::Fp8Activations kernel_q{.tokens = rows,
+                                   .hidden = inter,
+                                   .group = group,
+                                   .codes = std::vector<std::uint8_t>(rows * inter),
+                                   .scales = std::vector<float>(rows * inter / group)};
+  REQUIRE(batch.h.copy_to_host(kernel_q.codes).ok());
+  REQUIRE(batch.h_scales.copy_to_host(kernel_q.scales).ok());
+  // Every row's exact h; the rows are whole groups, so one check covers them all.
+  std::vector<float> exact(kernel_q.codes.size());
+  for_each_expert_rows(slots, experts,
+                       [&](std::size_t e, std::int64_t begin, std::int64_t count,
+                           std::span<float const> xs, std::span<float const> ws) {
+                         REQUIRE(kernels::expert_ffn_hidden_ref(
+                                     experts[e], options, xs, ws,
+                                     std::span<float>(exact.data() + begin * inter, count * inter))
+                                     .ok());
+                       });
   StagedReference staged;
+  staged.h = check_requantization(options.activation_recipe, exact, kernel_q.codes, kernel_q.scales,
+                                  kernel_q.group, tolerance);
+  std::vector<float> kernel_h(exact.size());
+  REQUIRE(formats::dequantize_activations(kernel_q, kernel_h).ok());
   staged.y_from_kernel_h.resize(slots.x.size());
   for_each_expert_rows(
       slots, experts,
-      [&](std::size_t e, std::int64_t begin, std::int64_t count, std::span<float const> xs,
-          std::span<float const> ws) {
-        std::vector<float> exact(static_cast<std::size_t>(count * inter));
-        REQUIRE(kernels::expert_ffn_hidden_ref(experts[e], options, xs, ws, exact).ok());
-        std::vector<float> kernel_h(exact.size());
-        for (std::int64_t r = 0; r < count; ++r) {
-          auto const at = static_cast<std::size_t>(r * inter);
-          std::span<std::uint8_t const> const row_codes(codes.data() + (begin + r) * inter, inter);
-          std::span<float const> const row_scales(scales.data() + (begin + r) * groups, groups);
-          RequantCheck const c = check_requantization(
-              options.activation_recipe, std::span<float const>(exact.data() + at, inter),
-              row_codes, row_scales, formats::kActivationGroup, tolerance);
-          staged.h.elements += c.elements;
-          staged.h.codes_outside += c.codes_outside;
-          staged.h.scales_outside += c.scales_outside;
-          staged.h.flips += c.flips;
-          staged.h.worst_deviation = std::max(staged.h.worst_deviation, c.worst_deviation);
-          if (staged.h.first_outside < 0 && c.first_outside >= 0) {
-            staged.h.first_outside = (begin + r) * inter + c.first_outside;
-          }
-          for (std::int64_t i = 0; i < inter; ++i) {
-            kernel_h[at + i] = formats::decode_e4m3(row_codes[i]) *
-                               row_scales[static_cast<std::size_t>(i / formats::kActivationGroup)];
-          }
-        }
+      [&](std::size_t e, std::int64_t begin, std::int64_t count, std::span<float const>,
+          std::span<float const>) {
         REQUIRE(kernels::expert_ffn_down_ref(
-                    experts[e], kernel_h,
+                    experts[e],
+                    std::span<float const>(kernel_h.data() + begin * inter, count * inter),
                     std::span<float>(staged.y_from_kernel_h.data() + begin * h, count * h))
                     .ok());
       });
