@@ -26,6 +26,8 @@ struct PairedSummary {
   int rounds = 0;
   int rounds_won = 0;            // rounds with the candidate faster
   std::vector<double> speedups;  // per round, in order
+  // The candidate was faster in every round (and there were rounds).
+  bool won_every_round() const { return rounds > 0 && rounds_won == rounds; }
 };
 
 // One entry per round in each (the same count; else, or with none, an all-zero summary).

@@ -316,7 +316,7 @@ StatusOr<nlohmann::json> run_model(ModelShape const& m, Options const& options, 
           .sequential_us = seq_variants.front(),
           .sequential_separate_us = shared ? seq_variants.back() : 0.0,
           .overlapped_us = overlapped.candidate_us,
-          .overlapped_won_every_round = overlapped.speedup_min > 1.0};
+          .overlapped_won_every_round = overlapped.won_every_round()};
       // The fastest split, where its single timing beats the sequential layer by --min-gain, is
       // timed again in pairs with the sequential graph and stays a candidate (at its paired
       // time) only if it won every pair: single timings of identical graphs drift by up to 16%
@@ -328,15 +328,16 @@ StatusOr<nlohmann::json> run_model(ModelShape const& m, Options const& options, 
             PairedSummary const split,
             time_back_to_back(*layers[best], *layers.front(), weights, x.data(), out.data(), tokens,
                               baseline.placement, options, stream));
-        if (split.speedup_min > 1.0) {
+        bool const kept = split.won_every_round();
+        if (kept) {
           sample.gc_us.emplace_back(comm_sms[best], split.candidate_us);
         }
         confirmation = paired_json(split);
         confirmation["comm_sms"] = comm_sms[best];
-        confirmation["kept"] = split.speedup_min > 1.0;
+        confirmation["kept"] = kept;
         fmt::print("        split of {} SMs in pairs: {:.3f}x ({:.3f}-{:.3f}) -> {}\n",
                    comm_sms[best], split.speedup, split.speedup_min, split.speedup_max,
-                   split.speedup_min > 1.0 ? "kept" : "dropped");
+                   kept ? "kept" : "dropped");
       }
       measured.push_back(std::move(sample));
       points.push_back({{"shared_expert", shared},

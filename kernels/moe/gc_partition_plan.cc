@@ -33,6 +33,17 @@ StatusOr<GcPartitionPlan> GcPartitionPlan::create(std::vector<GcPartitionStep> s
   return plan;
 }
 
+namespace {
+
+// Whether two steps make the same choice, whatever token counts they cover (every field but
+// max_tokens, through the step's own equality: a field added later is compared too).
+bool same_choice(GcPartitionStep a, GcPartitionStep const& b) {
+  a.max_tokens = b.max_tokens;
+  return a == b;
+}
+
+}  // namespace
+
 StatusOr<GcPartitionPlan> GcPartitionPlan::choose(std::span<GcPartitionMeasurement const> measured,
                                                   double min_gain) {
   GCMOE_CHECK_ARG(!measured.empty(), "no measurements to choose a partition plan from");
@@ -68,9 +79,7 @@ StatusOr<GcPartitionPlan> GcPartitionPlan::choose(std::span<GcPartitionMeasureme
                                .comm_sms = choice,
                                .shared_separate = choice == 0 && !overlapped && separate,
                                .overlapped = overlapped};
-    if (!steps.empty() && steps.back().comm_sms == next.comm_sms &&
-        steps.back().shared_separate == next.shared_separate &&
-        steps.back().overlapped == next.overlapped) {
+    if (!steps.empty() && same_choice(steps.back(), next)) {
       steps.back().max_tokens = m.tokens;
     } else {
       steps.push_back(next);

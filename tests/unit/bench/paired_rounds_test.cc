@@ -26,6 +26,8 @@ TEST_CASE("Paired rounds: median of the per-round ratios, spread and rounds won"
   PairedSummary const s = summarize_pairs(candidate, baseline);
   CHECK(s.rounds == 5);
   CHECK(s.rounds_won == 4);
+  CHECK_FALSE(s.won_every_round());
+  CHECK(summarize_pairs({100.0, 99.0}, {101.0, 100.0}).won_every_round());
   REQUIRE(s.speedups.size() == 5);
   CHECK(s.speedups[2] == Approx(114.0 / 120.0));
   // Ratios 1.02, 1.01, 0.95, 1.0169, 1.0404: the median is round 3's.
@@ -44,6 +46,7 @@ TEST_CASE("Paired rounds: median of the per-round ratios, spread and rounds won"
 
 TEST_CASE("Paired rounds: no verdict from mismatched or empty inputs") {
   CHECK(summarize_pairs({}, {}).rounds == 0);
+  CHECK_FALSE(summarize_pairs({}, {}).won_every_round());
   PairedSummary const s = summarize_pairs({1.0, 2.0}, {1.0});
   CHECK(s.rounds == 0);
   CHECK(s.speedup == 0.0);
