@@ -33,6 +33,15 @@ __device__ __forceinline__ std::uint8_t fp8_encode(float v, float scale) {
   return code.__x;
 }
 
+// e4m3 code of v · inv_scale, saturated to ±448: fp8_encode with the group's inverse scale
+// (1 / scale, computed once per group) instead of a division per value. Equal to fp8_encode for
+// power-of-two scales; otherwise v · (1 / scale) may differ from v / scale in the last bit of
+// the f32 before rounding to e4m3.
+__device__ __forceinline__ std::uint8_t fp8_encode_inv(float v, float inv_scale) {
+  __nv_fp8_e4m3 const code(fminf(fmaxf(v * inv_scale, -448.0f), 448.0f));
+  return code.__x;
+}
+
 // silu(gate) · up, with DeepSeek's clamp (up to ±limit, gate to ≤ limit) when limit > 0.
 __device__ __forceinline__ float swiglu(float gate, float up, float limit) {
   if (limit > 0.0f) {
@@ -40,6 +49,17 @@ __device__ __forceinline__ float swiglu(float gate, float up, float limit) {
     gate = fminf(gate, limit);
   }
   return gate / (1.0f + expf(-gate)) * up;
+}
+
+// swiglu with the exponential and the division in the fast hardware forms (ex2.approx, rcp.approx:
+// a few ulp, against the e4m3 step of 2^-3 that follows). The WGMMA kernels' L1 epilogue, where
+// the IEEE forms (a slow-path branch per division) were a third of its instructions.
+__device__ __forceinline__ float swiglu_fast(float gate, float up, float limit) {
+  if (limit > 0.0f) {
+    up = fminf(fmaxf(up, -limit), limit);
+    gate = fminf(gate, limit);
+  }
+  return __fdividef(gate, 1.0f + __expf(-gate)) * up;
 }
 
 }  // namespace gcmoe::kernels
