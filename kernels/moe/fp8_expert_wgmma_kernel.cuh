@@ -162,7 +162,7 @@ __global__ void __launch_bounds__((kWgs * 4 + kFeedWarps) * 32, kMinBlocks)
       acc[i] = 0.0f;
     }
     consume_pass_trimmed<kN, kWgs, kStages, kWidthStep, false, !kTmaX>(acc, it, rows, view,
-                                                                       [](int, int) {});
+                                                                       [](int, StageCursor) {});
 
     finish_pass<kStage, kN, kConsumerThreads>(acc, args, pass, rows, tile, group, amax);
   }

@@ -39,16 +39,36 @@ struct PassView {
   int lane = 0;
 };
 
+// A stage's place in the ring: its index and the phase parity its full barrier completes with
+// for the current round. Advanced by increment per chunk (v2.13: `it % kStages` and
+// `it / kStages` per chunk were ~10 uniform-datapath instructions of the loop).
+struct StageCursor {
+  int s = 0;
+  std::uint32_t phase = 0;
+};
+
+// The descriptor of a 128-byte-swizzled operand at a shared address, as two 32-bit halves: the
+// high half is a constant, and a k-step of 32 bytes adds 2 to the low half's address field (shared
+// addresses stay below 2^18, so the field never carries), so no masking or 64-bit add per k-step.
+__device__ __forceinline__ std::uint64_t desc_plus(std::uint32_t desc_lo, int k) {
+  return (static_cast<std::uint64_t>(static_cast<std::uint32_t>(ptx::smem_desc_sw128(0) >> 32))
+          << 32) |
+         (desc_lo + static_cast<std::uint32_t>(2 * k));
+}
+__device__ __forceinline__ std::uint32_t desc_lo(std::uint32_t address) {
+  return static_cast<std::uint32_t>(ptx::smem_desc_sw128(address));
+}
+
 // One half's k-chunk: four m64nWk32 steps into a chunk accumulator (committed as one group; the
 // caller fences and waits). kHalf selects the half: B rows 64·kHalf onward.
 template <int kW, int kHalf>
 __device__ __forceinline__ void mma_half(float (&part)[kW / 2], std::uint32_t a_base,
                                          std::uint32_t b_base) {
+  std::uint32_t const a_lo = desc_lo(a_base);
+  std::uint32_t const b_lo = desc_lo(b_base + kHalf * kHalfRows * kChunkK);
 #pragma unroll
   for (int k = 0; k < kChunkK / 32; ++k) {
-    ptx::WgmmaFp8<kW>::run(part, ptx::smem_desc_sw128(a_base + k * 32),
-                           ptx::smem_desc_sw128(b_base + kHalf * kHalfRows * kChunkK + k * 32),
-                           k > 0);
+    ptx::WgmmaFp8<kW>::run(part, desc_plus(a_lo, k), desc_plus(b_lo, k), k > 0);
   }
   ptx::wgmma_commit();
 }
@@ -62,8 +82,19 @@ __device__ __forceinline__ void fold_half(float (&acc)[kN / 2], float (&part)[kW
 #pragma unroll
   for (int jj = 0; jj < kW / 8; ++jj) {
     int const j = kHalf * (kHalfRows / 8) + jj;
-    float const x0 = stage_scales[8 * j + 2 * t];
-    float const x1 = stage_scales[8 * j + 2 * t + 1];
+    // Columns 8j + 2t and + 1 (2t is even; the stage's scales are 8-aligned): one 8-byte load up
+    // to 64 rows; the 96- and 128-row passes load them apart (the paired load made ptxas spill 8
+    // bytes at their 128-register cap).
+    float x0;
+    float x1;
+    if constexpr (kN <= kHalfRows) {
+      float2 const x = *reinterpret_cast<float2 const*>(stage_scales + 8 * j + 2 * t);
+      x0 = x.x;
+      x1 = x.y;
+    } else {
+      x0 = stage_scales[8 * j + 2 * t];
+      x1 = stage_scales[8 * j + 2 * t + 1];
+    }
     acc[4 * j + 0] += part[4 * jj + 0] * ws.x * x0;
     acc[4 * j + 1] += part[4 * jj + 1] * ws.x * x1;
     acc[4 * j + 2] += part[4 * jj + 2] * ws.y * x0;
@@ -93,8 +124,8 @@ inline constexpr bool kParallelHalves = kW1 > 0 && kN <= 96;
 // same weight stage (side by side at 96 rows, one after the other through one chunk accumulator
 // of at most 32 registers at 128), so up to 128 rows read each weight tile from shared memory
 // once per half but from L2/HBM once. `it` counts the CTA's stages across passes. before_chunk(c,
-// it) runs before the warp waits for chunk c, the CTA's stage use `it` (the wide kernel refills a
-// stage there).
+// cursor) runs before the warp waits for chunk c, whose stage and phase the cursor holds (the wide
+// kernel refills a stage there).
 // kFenceX: the x rows came by cp.async (generic proxy), so a proxy fence orders them before the
 // WGMMAs read them (async proxy); x by TMA needs none.
 template <int kN, int kW0, int kW1, int kWgs, int kStages, bool kFenceX = true,
@@ -105,11 +136,12 @@ __device__ __forceinline__ void consume_pass(float (&acc)[kN / 2], int& it, Pass
   constexpr int kStageBytes = stage_bytes<kWgs, kN>();
   constexpr int kScaleFloats = kN + 2 * kWgs;
   int const t = v.lane % 4;
-  for (int c = 0; c < v.chunks; ++c, ++it) {
-    before_chunk(c, it);
-    int const s = it % kStages;
-    std::uint32_t const round = static_cast<std::uint32_t>(it / kStages);
-    ptx::mbarrier_wait(v.full0 + 8u * static_cast<std::uint32_t>(s), round & 1u);
+  StageCursor cursor{it % kStages, static_cast<std::uint32_t>(it / kStages) & 1u};
+  it += v.chunks;
+  for (int c = 0; c < v.chunks; ++c) {
+    before_chunk(c, cursor);
+    int const s = cursor.s;
+    ptx::mbarrier_wait(v.full0 + 8u * static_cast<std::uint32_t>(s), cursor.phase);
     if constexpr (kFenceX) {
       ptx::fence_proxy_async_shared();
     }
@@ -137,6 +169,10 @@ __device__ __forceinline__ void consume_pass(float (&acc)[kN / 2], int& it, Pass
     __syncwarp();
     if (v.lane == 0) {
       ptx::mbarrier_arrive(v.empty0 + 8u * static_cast<std::uint32_t>(s));
+    }
+    if (++cursor.s == kStages) {
+      cursor.s = 0;
+      cursor.phase ^= 1u;
     }
   }
 }

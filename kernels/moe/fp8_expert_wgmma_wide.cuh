@@ -120,17 +120,15 @@ __global__ void __launch_bounds__(kWgs * 128, kMinBlocks)
                               : args.x_scales;
     // Fills the stage of this pass's chunk c in two calls: weights_only (every thread waits for
     // the stage to be free, thread 0 issues the weight copies), then this thread's x units and
-    // scales, with its arrival once the copies it issued have landed. `use` counts the CTA's
-    // stage uses (chunk c's: the uses before the pass + c).
-    auto const fill = [&](int c, int use, bool weights_only) {
-      int const s = use % kStages;
+    // scales, with its arrival once the copies it issued have landed. The stage is s; the wait
+    // for its release takes `release_parity`, the parity of the phase in which its previous use
+    // was released (a fresh barrier's parity 1 counts as complete, so the first round passes).
+    auto const fill = [&](int c, int s, std::uint32_t release_parity, bool weights_only) {
       std::uint32_t const full_bar = ptx::smem_address(&full[s]);
       std::uint32_t const stage = smem_base + static_cast<std::uint32_t>(s * kStageBytes);
       if (weights_only) {
-        // Every thread first sees the stage's previous use released by every warp (a fresh
-        // barrier's phase parity 1 counts as complete, so the first round passes at once).
-        ptx::mbarrier_wait(ptx::smem_address(&empty[s]),
-                           (static_cast<std::uint32_t>(use / kStages) & 1u) ^ 1u);
+        // Every thread first sees the stage's previous use released by every warp.
+        ptx::mbarrier_wait(ptx::smem_address(&empty[s]), release_parity);
         if (tid == 0) {
           ptx::mbarrier_arrive_expect_tx(full_bar, kWgs * kWgmmaChunkBytes);
 #pragma unroll
@@ -178,8 +176,13 @@ __global__ void __launch_bounds__(kWgs * 128, kMinBlocks)
     // Prologue: the first stages' weights go out before the rows are known to be ready, then
     // warp 0 acquires the rows' readiness counters and every thread copies its x units.
     int const early = min(kStages, chunks);
+    // Stage use `use` of the CTA: stage use % kStages, released in the phase of parity
+    // (use / kStages + 1) & 1 (the prologue only; the loop advances a cursor).
+    auto const release_parity = [](int use) {
+      return (static_cast<std::uint32_t>(use / kStages) & 1u) ^ 1u;
+    };
     for (int c = 0; c < early; ++c) {
-      fill(c, it + c, true);
+      fill(c, (it + c) % kStages, release_parity(it + c), true);
     }
     if (wait_prior) {
       ptx::wait_prior_grid();  // x (L1's h) is the previous kernel's output
@@ -192,15 +195,20 @@ __global__ void __launch_bounds__(kWgs * 128, kMinBlocks)
       ptx::named_barrier_sync(kConsumerBarrier, kThreads);
     }
     for (int c = 0; c < early; ++c) {
-      fill(c, it + c, false);
+      fill(c, (it + c) % kStages, release_parity(it + c), false);
     }
-    // Before waiting for chunk c: refill the stage of chunk c - kLag (this warp has released it)
-    // with chunk c - kLag + kStages.
-    auto const refill = [&](int c, int use) {
+    // Before waiting for chunk c (stage cursor.s of phase cursor.phase): refill the stage of chunk
+    // c - kLag (this warp has released it) with chunk c - kLag + kStages. That stage use comes
+    // kStages - kLag uses after chunk c's: the same round when cursor.s < kLag, else the next, and
+    // its previous use was released in the phase before that round's.
+    auto const refill = [&](int c, StageCursor cursor) {
       int const next = c - kLag + kStages;
       if (c >= kLag && next < chunks) {
-        fill(next, use - kLag + kStages, true);
-        fill(next, use - kLag + kStages, false);
+        bool const next_round = cursor.s >= kLag;
+        int const s = next_round ? cursor.s - kLag : cursor.s + kStages - kLag;
+        std::uint32_t const parity = cursor.phase ^ (next_round ? 1u : 0u) ^ 1u;
+        fill(next, s, parity, true);
+        fill(next, s, parity, false);
       }
     };
     float acc[kN / 2];
