@@ -31,6 +31,8 @@ inline constexpr int kFp8FeedWarps = 2;
 
 template <ExpertGemmStage kStage, int kN>
 struct Config;
+// The weight images are grouped by a CTA's tiles (fp8_expert_wgmma_layout.h): one bulk copy per
+// stage. Both kernels check their kWgs against the layout's group below.
 template <int kN>
 struct Config<ExpertGemmStage::kGateUp, kN> {
   static constexpr int kWgs = 4;
@@ -83,8 +85,14 @@ constexpr auto kernel_for() {
   }
 }
 
+template <ExpertGemmStage kStage>
+inline constexpr int kLayoutGroupTiles =
+    kStage == ExpertGemmStage::kGateUp ? kWgmmaGateUpGroupTiles : kWgmmaDownGroupTiles;
+
 template <ExpertGemmStage kStage, int kN>
 constexpr std::size_t smem_bytes() {
+  static_assert(Config<kStage, kN>::kWgs == kLayoutGroupTiles<kStage>,
+                "a CTA's tiles must be one image group of the weight layout");
   using C = Config<kStage, kN>;
   // Stages, their scales, and up to 1024 bytes to align the first stage.
   return static_cast<std::size_t>(C::kStages) *

@@ -91,13 +91,11 @@ __global__ void __launch_bounds__((kWgs * 4 + kFeedWarps) * 32, kMinBlocks)
                            (static_cast<std::uint32_t>((it + c) / kStages) & 1u) ^ 1u);
         std::uint32_t const stage = smem_base + static_cast<std::uint32_t>(s * kStageBytes);
         if (lane == 0) {
+          // The group's kWgs images of chunk c are side by side (fp8_expert_wgmma_layout.h).
           ptx::mbarrier_arrive_expect_tx(full_bar, kWgs * kWgmmaChunkBytes);
-#pragma unroll
-          for (int w = 0; w < kWgs; ++w) {
-            ptx::bulk_copy_g2s(stage + w * kWgmmaChunkBytes,
-                               weights + ((tile0 + w) * chunks + c) * kWgmmaChunkBytes,
-                               kWgmmaChunkBytes, full_bar);
-          }
+          // wgmma_image_index(tile0, c, chunks, kWgs), tile0 = group · kWgs.
+          ptx::bulk_copy_g2s(stage, weights + (tile0 * chunks + c * kWgs) * kWgmmaChunkBytes,
+                             kWgs * kWgmmaChunkBytes, full_bar);
         }
       };
       auto const issue_tokens = [&](int c) {

@@ -22,8 +22,9 @@ struct RowSource {
   std::int64_t row = 0;
 };
 
+// tiles: a multiple of group_tiles (the callers' shape checks make it one).
 template <typename RowOf>
-PackedExpertWeights pack(std::int64_t tiles, std::int64_t cols, RowOf&& row_of) {
+PackedExpertWeights pack(std::int64_t tiles, std::int64_t cols, int group_tiles, RowOf&& row_of) {
   PackedExpertWeights out;
   out.tiles = tiles;
   out.chunks = cols / kChunkK;
@@ -37,7 +38,9 @@ PackedExpertWeights pack(std::int64_t tiles, std::int64_t cols, RowOf&& row_of) 
       rows[r] = src.view->codes.data() + src.row * cols;
     }
     for (std::int64_t chunk = 0; chunk < out.chunks; ++chunk) {
-      std::uint8_t* const dst = out.bytes.data() + (tile * out.chunks + chunk) * kWgmmaChunkBytes;
+      std::uint8_t* const dst =
+          out.bytes.data() +
+          wgmma_image_index(tile, chunk, out.chunks, group_tiles) * kWgmmaChunkBytes;
       for (int r = 0; r < kWgmmaTileRows; ++r) {
         for (int k = 0; k < kChunkK; k += 16) {
           std::memcpy(dst + wgmma_swizzled_offset(r, k), rows[r] + chunk * kChunkK + k, 16);
@@ -63,17 +66,21 @@ StatusOr<PackedExpertWeights> pack_gate_up_wgmma(Fp8WeightView const& gate,
   GCMOE_RETURN_IF_ERROR(check_view(up, "up"));
   GCMOE_CHECK_ARG(gate.dims == up.dims, "gate [{}, {}] and up [{}, {}] differ", gate.dims.rows,
                   gate.dims.cols, up.dims.rows, up.dims.cols);
-  return pack(gate.dims.rows / 32, gate.dims.cols, [&](std::int64_t tile, int row) {
-    GateUpSource const src = gate_up_source(tile, row);
-    return RowSource{src.up ? &up : &gate, src.output};
-  });
+  // I % 128 == 0: I / 32 tiles, a multiple of the group's 4.
+  return pack(gate.dims.rows / 32, gate.dims.cols, kWgmmaGateUpGroupTiles,
+              [&](std::int64_t tile, int row) {
+                GateUpSource const src = gate_up_source(tile, row);
+                return RowSource{src.up ? &up : &gate, src.output};
+              });
 }
 
 StatusOr<PackedExpertWeights> pack_down_wgmma(Fp8WeightView const& down) {
   GCMOE_RETURN_IF_ERROR(check_view(down, "down"));
-  return pack(down.dims.rows / kWgmmaTileRows, down.dims.cols, [&](std::int64_t tile, int row) {
-    return RowSource{&down, tile * kWgmmaTileRows + row};
-  });
+  // H % 128 == 0: H / 64 tiles, a multiple of the group's 2.
+  return pack(down.dims.rows / kWgmmaTileRows, down.dims.cols, kWgmmaDownGroupTiles,
+              [&](std::int64_t tile, int row) {
+                return RowSource{&down, tile * kWgmmaTileRows + row};
+              });
 }
 
 }  // namespace gcmoe::kernels

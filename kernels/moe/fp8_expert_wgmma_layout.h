@@ -14,6 +14,13 @@
 // of one output (fused SwiGLU): tile t, slice w, row g → output 32t + 8w + g. L2 (down) tiles are
 // 64 consecutive rows. Every (tile, chunk) carries two f32 scale_inv: gate's and up's (L1), the
 // same value twice (L2) — all 64 rows of a tile sit in one 128-row scale block.
+//
+// Image order (v2.14): tiles in groups of a CTA's warpgroups (L1 4, L2 2), and per group chunk by
+// chunk, the group's images of one chunk side by side: [group][chunk][tile in group][8192]. A
+// stage of the kernel (one chunk of one group) is then one bulk copy of 32 KB (L1) or 16 KB (L2)
+// instead of one per tile; each copy operation costs the SM's copy unit time of its own
+// (bench/NOTES.md, FP8 v2.12: 8 copies per stage 1.5–3% slower than 4, one 1.5% faster). The
+// scales stay [tiles][chunks][2].
 
 #include <cstdint>
 
@@ -36,18 +43,30 @@ inline constexpr int kWgmmaTileRows = 64;
 inline constexpr int kWgmmaChunkBytes = kWgmmaTileRows * kChunkK;  // 8192
 inline constexpr int kWgmmaScalesPerTileChunk = 2;
 
+// Tiles per image group: the CTA's warpgroups of each projection (fp8_expert_wgmma.cu's configs).
+inline constexpr int kWgmmaGateUpGroupTiles = 4;
+inline constexpr int kWgmmaDownGroupTiles = 2;
+
+// Index of the (tile, chunk) image in a projection's bytes (in units of kWgmmaChunkBytes), for
+// `chunks` chunks per tile and groups of `group_tiles` tiles.
+constexpr std::int64_t wgmma_image_index(std::int64_t tile, std::int64_t chunk, std::int64_t chunks,
+                                         int group_tiles) {
+  return ((tile / group_tiles) * chunks + chunk) * group_tiles + tile % group_tiles;
+}
+
 // Byte offset of (row, k) inside one swizzled 64×128 tile chunk (row 0..63, k 0..127).
 constexpr int wgmma_swizzled_offset(int row, int k) {
   return row * kChunkK + ((((k >> 4) ^ (row & 7)) << 4) | (k & 15));
 }
 
 // L1: gate and up [I, H] each → I/32 tiles of 64 rows. I % 128 == 0 (a CTA owns 128 outputs,
-// one requantization group) and H % 128 == 0. `bytes` [tiles][chunks][8192], `scales`
+// one requantization group) and H % 128 == 0. `bytes` [tiles / 4][chunks][4][8192], `scales`
 // [tiles][chunks][2].
 StatusOr<PackedExpertWeights> pack_gate_up_wgmma(Fp8WeightView const& gate,
                                                  Fp8WeightView const& up);
 
-// L2: down [H, I] → H/64 tiles. H % 128 == 0 and I % 128 == 0.
+// L2: down [H, I] → H/64 tiles, `bytes` [tiles / 2][chunks][2][8192]. H % 128 == 0 and
+// I % 128 == 0.
 StatusOr<PackedExpertWeights> pack_down_wgmma(Fp8WeightView const& down);
 
 }  // namespace gcmoe::kernels

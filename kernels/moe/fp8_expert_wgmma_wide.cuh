@@ -79,8 +79,10 @@ __global__ void __launch_bounds__(kWgs * 128, kMinBlocks)
     return;
   }
   std::int64_t const tile0 = static_cast<std::int64_t>(group) * kWgs;
-  // The CTA's tiles and (threads < kWgs) one tile's scale pairs; few registers live across the
-  // chunk loop beside the 96 of the sums and the chunk accumulator.
+  // The CTA's tile group's images ([chunk][tile in group], from the group's first image) and
+  // (threads < kWgs) one tile's scale pairs; few registers live across the chunk loop beside the
+  // 96 of the sums and the chunk accumulator.
+  // (wgmma_image_index(tile0, 0, chunks, kWgs) = tile0 · chunks, tile0 = group · kWgs.)
   std::uint8_t const* const weights =
       args.weights + expert * args.weight_stride + tile0 * chunks * kWgmmaChunkBytes;
   float const* const weight_scales =
@@ -130,13 +132,10 @@ __global__ void __launch_bounds__(kWgs * 128, kMinBlocks)
         // Every thread first sees the stage's previous use released by every warp.
         ptx::mbarrier_wait(ptx::smem_address(&empty[s]), release_parity);
         if (tid == 0) {
+          // The group's kWgs images of chunk c are side by side (fp8_expert_wgmma_layout.h).
           ptx::mbarrier_arrive_expect_tx(full_bar, kWgs * kWgmmaChunkBytes);
-#pragma unroll
-          for (int w = 0; w < kWgs; ++w) {
-            ptx::bulk_copy_g2s(stage + w * kWgmmaChunkBytes,
-                               weights + (w * chunks + c) * kWgmmaChunkBytes, kWgmmaChunkBytes,
-                               full_bar);
-          }
+          ptx::bulk_copy_g2s(stage, weights + c * kWgs * kWgmmaChunkBytes, kWgs * kWgmmaChunkBytes,
+                             full_bar);
         }
         return;
       }

@@ -26,6 +26,27 @@ TEST_CASE("the 128-byte swizzle permutes 16-byte units inside each row, by row m
   CHECK(seen.size() == static_cast<std::size_t>(kWgmmaChunkBytes));
 }
 
+TEST_CASE("WGMMA images: a group's images of one chunk side by side, every image once") {
+  // The kernels copy one chunk of one tile group (kWgs tiles) in one bulk copy: those images must
+  // be consecutive, group after group, chunk after chunk.
+  std::int64_t const tiles = 8;
+  std::int64_t const chunks = 3;
+  for (int const group_tiles : {kWgmmaGateUpGroupTiles, kWgmmaDownGroupTiles}) {
+    std::set<std::int64_t> seen;
+    for (std::int64_t tile = 0; tile < tiles; ++tile) {
+      for (std::int64_t chunk = 0; chunk < chunks; ++chunk) {
+        std::int64_t const at = wgmma_image_index(tile, chunk, chunks, group_tiles);
+        std::int64_t const group = tile / group_tiles;
+        CHECK(at == (group * chunks + chunk) * group_tiles + tile % group_tiles);
+        seen.insert(at);
+      }
+    }
+    CHECK(seen.size() == static_cast<std::size_t>(tiles * chunks));
+    CHECK(*seen.rbegin() == tiles * chunks - 1);
+  }
+  CHECK(wgmma_image_index(5, 2, 3, 4) == (1 * 3 + 2) * 4 + 1);
+}
+
 struct Matrix {
   std::vector<std::uint8_t> codes;
   std::vector<float> scales;
@@ -60,7 +81,8 @@ TEST_CASE("WGMMA gate/up tiles: per 16-row slice 8 gate rows then the same outpu
   for (std::int64_t tile = 0; tile < packed->tiles; ++tile) {
     for (std::int64_t chunk = 0; chunk < packed->chunks; ++chunk) {
       std::uint8_t const* image =
-          packed->bytes.data() + (tile * packed->chunks + chunk) * kWgmmaChunkBytes;
+          packed->bytes.data() +
+          wgmma_image_index(tile, chunk, packed->chunks, kWgmmaGateUpGroupTiles) * kWgmmaChunkBytes;
       for (int r = 0; r < kWgmmaTileRows; ++r) {
         std::int64_t const out = tile * 32 + (r / 16) * 8 + r % 8;
         Matrix const& src = r % 16 < 8 ? gate : up;
@@ -89,7 +111,8 @@ TEST_CASE("WGMMA down tiles: 64 consecutive rows, one scale block") {
   for (std::int64_t tile = 0; tile < packed->tiles; ++tile) {
     for (std::int64_t chunk = 0; chunk < packed->chunks; ++chunk) {
       std::uint8_t const* image =
-          packed->bytes.data() + (tile * packed->chunks + chunk) * kWgmmaChunkBytes;
+          packed->bytes.data() +
+          wgmma_image_index(tile, chunk, packed->chunks, kWgmmaDownGroupTiles) * kWgmmaChunkBytes;
       for (int r = 0; r < kWgmmaTileRows; ++r) {
         for (int k = 0; k < kChunkK; ++k) {
           mismatches += image[wgmma_swizzled_offset(r, k)] !=
