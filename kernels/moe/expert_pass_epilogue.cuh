@@ -100,4 +100,5 @@ __device__ __forceinline__ void finish_pass(float (&acc)[kN / 2], Fp8ExpertGemmA
     }
   }
 }
+
 }  // namespace gcmoe::kernels::expert_epilogue

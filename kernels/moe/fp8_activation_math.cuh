@@ -42,23 +42,26 @@ __device__ __forceinline__ std::uint8_t fp8_encode_inv(float v, float inv_scale)
   return code.__x;
 }
 
-// silu(gate) · up, with DeepSeek's clamp (up to ±limit, gate to ≤ limit) when limit > 0.
-__device__ __forceinline__ float swiglu(float gate, float up, float limit) {
+// DeepSeek's SwiGLU clamp when limit > 0: up to ±limit, gate to ≤ limit.
+__device__ __forceinline__ void clamp_swiglu_inputs(float& gate, float& up, float limit) {
   if (limit > 0.0f) {
     up = fminf(fmaxf(up, -limit), limit);
     gate = fminf(gate, limit);
   }
+}
+
+// silu(gate) · up, with DeepSeek's clamp when limit > 0.
+__device__ __forceinline__ float swiglu(float gate, float up, float limit) {
+  clamp_swiglu_inputs(gate, up, limit);
   return gate / (1.0f + expf(-gate)) * up;
 }
 
 // swiglu with the exponential and the division in the fast hardware forms (ex2.approx, rcp.approx:
-// a few ulp, against the e4m3 step of 2^-3 that follows). The WGMMA kernels' L1 epilogue, where
-// the IEEE forms (a slow-path branch per division) were a third of its instructions.
+// a few ulp, against the e4m3 step of 2^-3 that follows). For the WGMMA kernels' L1 epilogue, whose
+// profile showed the IEEE forms' slow-path checks (FCHK and a branch per division; bench/NOTES.md
+// v2.12).
 __device__ __forceinline__ float swiglu_fast(float gate, float up, float limit) {
-  if (limit > 0.0f) {
-    up = fminf(fmaxf(up, -limit), limit);
-    gate = fminf(gate, limit);
-  }
+  clamp_swiglu_inputs(gate, up, limit);
   return __fdividef(gate, 1.0f + __expf(-gate)) * up;
 }
 

@@ -31,8 +31,6 @@ inline constexpr int kFp8FeedWarps = 2;
 
 template <ExpertGemmStage kStage, int kN>
 struct Config;
-// The weight images are grouped by a CTA's tiles (fp8_expert_wgmma_layout.h): one bulk copy per
-// stage. Both kernels check their kWgs against the layout's group below.
 template <int kN>
 struct Config<ExpertGemmStage::kGateUp, kN> {
   static constexpr int kWgs = 4;
@@ -85,6 +83,9 @@ constexpr auto kernel_for() {
   }
 }
 
+// The weight images are grouped by a CTA's tiles (fp8_expert_wgmma_layout.h, v2.14), so a stage is
+// one bulk copy: every configuration's kWgs must be its projection's group (checked in
+// smem_bytes, which every launch and preload instantiates).
 template <ExpertGemmStage kStage>
 inline constexpr int kLayoutGroupTiles =
     kStage == ExpertGemmStage::kGateUp ? kWgmmaGateUpGroupTiles : kWgmmaDownGroupTiles;

@@ -12,6 +12,9 @@
 // warpgroups wait on it, run four WGMMA k-steps into a chunk accumulator, release the stage, and
 // fold the chunk in with its weight scale and each token's activation scale (the 128×128 blocks
 // make every chunk a separately scaled partial sum).
+// Versions and measurements: bench/NOTES.md, "FP8 expert FFN" (v2.12: the L1 epilogue's scale once
+// per column; v2.13: the chunk loop's stage cursor and descriptors by increment; v2.14: one bulk
+// copy per stage, fp8_expert_wgmma_layout.h).
 // CPU reference: kernels/moe/expert_ffn_ref.h.
 
 #include <cuda_runtime.h>
