@@ -401,7 +401,8 @@ Status run(Options const& options) {
          "16-row pass up to 24 (v5.5), one 32-row pass up to 72, 32-row passes side by side beyond "
          "(v5.8); x rows by a TMA tensor copy at every width (v5.3, v5.7: 8 rows), no proxy fence "
          "with it (v5.6); a pass with fewer rows than its width runs its WGMMA, fold and token "
-         "scales at the rows rounded up to 8, 16, 24 or 32 (v5.8))"},
+         "scales at the rows rounded up to 8, 16, 24 or 32 (v5.8); the L1 epilogue's scale once "
+         "per column, shared with the FP8 kernels (v5.9))"},
         {"mxfp4_cp_async_x", "the default with the x rows copied by cp.async (x_rows 0)"},
         {"mxfp4_again",
          "the default once more, timed last (its own graph): identical launches' spread in one "
