@@ -8,20 +8,20 @@
 namespace gcmoe::testing {
 namespace {
 
-// The e4m3 values next to a code's, below and above (±infinity past ±448).
-double value_below(std::uint8_t code) {
+// The e4m3 value next to a code's toward +infinity (up) or -infinity: toward zero the previous
+// magnitude (across zero the smallest of the other sign), away from zero the next (±infinity past
+// ±448).
+double neighbour(std::uint8_t code, bool up) {
   int const mag = code & 0x7f;
-  if ((code & 0x80) == 0) {
-    return mag == 0 ? -formats::decode_e4m3(0x01) : formats::decode_e4m3(code - 1);
+  bool const negative = (code & 0x80) != 0;
+  if (negative == up) {
+    double const smallest = formats::decode_e4m3(0x01);
+    return mag == 0 ? (up ? smallest : -smallest) : formats::decode_e4m3(code - 1);
   }
-  return mag >= formats::kE4m3MaxCode ? -HUGE_VAL : formats::decode_e4m3(code + 1);
-}
-double value_above(std::uint8_t code) {
-  int const mag = code & 0x7f;
-  if ((code & 0x80) != 0) {
-    return mag == 0 ? formats::decode_e4m3(0x01) : formats::decode_e4m3(code - 1);
+  if (mag >= formats::kE4m3MaxCode) {
+    return up ? HUGE_VAL : -HUGE_VAL;
   }
-  return mag >= formats::kE4m3MaxCode ? HUGE_VAL : formats::decode_e4m3(code + 1);
+  return formats::decode_e4m3(code + 1);
 }
 
 // How far q (a value in units of the group's scale) must move for `code` to be what a quantizer
@@ -37,8 +37,8 @@ double distance_to_code(double q, std::uint8_t code) {
   if (!std::isfinite(got)) {
     return HUGE_VAL;
   }
-  return got > clamped ? (got + value_below(code)) / 2.0 - clamped
-                       : clamped - (got + value_above(code)) / 2.0;
+  return got > clamped ? (got + neighbour(code, false)) / 2.0 - clamped
+                       : clamped - (got + neighbour(code, true)) / 2.0;
 }
 
 }  // namespace

@@ -48,6 +48,11 @@ struct Group {
       codes.push_back(formats::encode_e4m3(v / 0.5f));
     }
   }
+  // The check of this group's codes and scale against its exact values.
+  RequantCheck check(double tolerance) const {
+    return check_requantization(ActivationRecipe::kDeepseekUe8m0, exact, codes, scales, 128,
+                                tolerance);
+  }
 };
 
 TEST_CASE("requant check: a flip at a rounding midpoint passes within the tolerance only") {
@@ -57,12 +62,10 @@ TEST_CASE("requant check: a flip at a rounding midpoint passes within the tolera
   g.exact[5] = 84.0f * (1.0f + 1e-5f);
   g.codes[5] = formats::encode_e4m3(160.0f);
   REQUIRE(formats::encode_e4m3(g.exact[5] / 0.5f) == formats::encode_e4m3(176.0f));
-  RequantCheck const loose =
-      check_requantization(ActivationRecipe::kDeepseekUe8m0, g.exact, g.codes, g.scales, 128, 1e-3);
+  RequantCheck const loose = g.check(1e-3);
   CHECK(loose.ok());
   CHECK(loose.flips == 1);
-  RequantCheck const exact =
-      check_requantization(ActivationRecipe::kDeepseekUe8m0, g.exact, g.codes, g.scales, 128, 0.0);
+  RequantCheck const exact = g.check(0.0);
   CHECK_FALSE(exact.ok());
   CHECK(exact.codes_outside == 1);
   CHECK(exact.first_outside == 5);
@@ -74,15 +77,13 @@ TEST_CASE("requant check: near zero the allowance follows the group's amax, not 
   // 1e-3 × 224 away, so the code of 0.25 (0.125 in value) passes and that of 2.0 does not.
   g.exact[7] = 0.001f;
   g.codes[7] = formats::encode_e4m3(0.25f);
-  RequantCheck const near =
-      check_requantization(ActivationRecipe::kDeepseekUe8m0, g.exact, g.codes, g.scales, 128, 1e-3);
+  RequantCheck const near = g.check(1e-3);
   CHECK(near.ok());
   CHECK(near.flips == 1);
   CHECK(near.worst_deviation > 1e-4);
   CHECK(near.worst_deviation < 1e-3);
   g.codes[7] = formats::encode_e4m3(2.0f);
-  RequantCheck const far =
-      check_requantization(ActivationRecipe::kDeepseekUe8m0, g.exact, g.codes, g.scales, 128, 1e-3);
+  RequantCheck const far = g.check(1e-3);
   CHECK_FALSE(far.ok());
   CHECK(far.codes_outside == 1);
   CHECK(far.worst_deviation > 1e-3);
@@ -92,8 +93,7 @@ TEST_CASE("requant check: a code two steps off fails") {
   Group g;
   g.exact[9] = 84.0f;                         // 168 on the grid: 160 or 176 by tie to even
   g.codes[9] = formats::encode_e4m3(144.0f);  // two steps below
-  RequantCheck const c =
-      check_requantization(ActivationRecipe::kDeepseekUe8m0, g.exact, g.codes, g.scales, 128, 1e-3);
+  RequantCheck const c = g.check(1e-3);
   CHECK_FALSE(c.ok());
   CHECK(c.codes_outside == 1);
   CHECK(c.first_outside == 9);
@@ -106,14 +106,12 @@ TEST_CASE("requant check: either scale at a power-of-two boundary, no other") {
   g.exact[0] = 224.0f * (1.0f + 1e-6f);
   g.codes[0] = formats::kE4m3MaxCode;
   REQUIRE(formats::activation_group_scale(ActivationRecipe::kDeepseekUe8m0, g.exact[0]) == 1.0f);
-  RequantCheck const boundary =
-      check_requantization(ActivationRecipe::kDeepseekUe8m0, g.exact, g.codes, g.scales, 128, 1e-3);
+  RequantCheck const boundary = g.check(1e-3);
   CHECK(boundary.ok());
   // A scale twice too small elsewhere is an error.
   g.exact[0] = 224.0f;
   g.scales[0] = 0.25f;
-  RequantCheck const wrong =
-      check_requantization(ActivationRecipe::kDeepseekUe8m0, g.exact, g.codes, g.scales, 128, 1e-3);
+  RequantCheck const wrong = g.check(1e-3);
   CHECK_FALSE(wrong.ok());
   CHECK(wrong.scales_outside == 1);
   CHECK(wrong.first_outside == 0);
