@@ -145,10 +145,12 @@ __global__ void __launch_bounds__(kWgs * 128, kMinBlocks)
       for (int i = 0; i < kUnitsPerThread; ++i) {
         int const r = r0 + kRowStep * i;
         if (r < width) {
-          // Absent rows inside the width are zero-filled (src not read; any valid address).
+          // Absent rows inside the width are zero-filled (src not read; any valid address: x, a
+          // kernel parameter, so no register holds it — the weights pointer there made ptxas
+          // spill 8 bytes in the 96-row L1 since v2.14).
           bool const row_present = r < rows;
           ptx::copy_16_zfill(x_stage + unit_dst + i * kRowStep * kChunkK,
-                             row_present ? unit_src + i * unit_stride + k_offset : weights,
+                             row_present ? unit_src + i * unit_stride + k_offset : args.x,
                              row_present ? 16u : 0u);
         }
       }
