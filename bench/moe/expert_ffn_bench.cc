@@ -9,6 +9,12 @@
 // the routing is drawn on the host; the engine will take it from the previous step or a T bucket).
 // The torch peers are bench/moe/expert_ffn_torch.py.
 //
+// Columns: mma_sync, wgmma (L1 then L2, each launch waiting for the previous one) and wgmma_pdl
+// (the same kernels with L2 launched by programmatic dependent launch, as the GC-MoE layer runs
+// them, MoeLayerSync::overlap_down: L2's CTAs take the SMs L1's last wave leaves free and stream
+// their first weight stages before waiting for L1 to finish). A point's headline is its fastest
+// column (best_kernel).
+//
 // Usage: bench_expert_ffn [--out FILE] [--reps 30] [--commit SHA] [--tokens N]
 //                         [--scenario ep1|ep8_rank] [--hint N]
 // --hint N replaces each batch's true largest rows-per-expert as the kernels' configuration hint
@@ -60,7 +66,19 @@ struct Options {
   int hint = 0;               // 0: each batch's largest rows per expert; N: N for every batch
 };
 
-enum class Kernel { kMmaSync, kWgmma };
+enum class Kernel { kMmaSync, kWgmma, kWgmmaPdl };
+
+char const* kernel_name(Kernel kernel) {
+  switch (kernel) {
+    case Kernel::kMmaSync:
+      return "mma_sync";
+    case Kernel::kWgmma:
+      return "wgmma";
+    case Kernel::kWgmmaPdl:
+      return "wgmma_pdl";
+  }
+  return "?";
+}
 
 // Both versions stream the same bytes per expert in a different order; the random weights serve
 // both (only the scale count differs: per 16-row tile for mma.sync, per 64-row tile for WGMMA).
@@ -75,7 +93,7 @@ struct Weights {
   std::int64_t l1_scale_stride() const { return l1_tiles * l1_chunks * 2; }
   std::int64_t l2_scale_stride() const { return l2_tiles * l2_chunks * 2; }
   std::int64_t scale_stride(Kernel kernel, std::int64_t stride) const {
-    return kernel == Kernel::kWgmma ? stride / 4 : stride;
+    return kernel == Kernel::kMmaSync ? stride : stride / 4;
   }
   double bytes_per_expert(Kernel kernel) const {
     return static_cast<double>(l1_stride() + l2_stride()) +
@@ -169,8 +187,8 @@ StatusOr<Batch> make_batch(int global_tokens, int local, std::uint64_t seed, cud
 Status launch_ffn(Kernel kernel, Weights const& w, Batch const& b, int rows_hint,
                   cudaStream_t stream) {
   auto const launch = [&](Fp8ExpertGemmArgs const& args) {
-    return kernel == Kernel::kWgmma ? kernels::launch_fp8_expert_wgmma(args, stream)
-                                    : kernels::launch_fp8_expert_gemm(args, stream);
+    return kernel == Kernel::kMmaSync ? kernels::launch_fp8_expert_gemm(args, stream)
+                                      : kernels::launch_fp8_expert_wgmma(args, stream);
   };
   Fp8ExpertGemmArgs a;
   a.stage = kernels::ExpertGemmStage::kGateUp;
@@ -192,6 +210,8 @@ Status launch_ffn(Kernel kernel, Weights const& w, Batch const& b, int rows_hint
   a.rows_per_expert_hint = rows_hint;
   a.h = b.h.data();
   a.h_scales = b.h_scales.data();
+  bool const pdl = kernel == Kernel::kWgmmaPdl;
+  a.allow_overlap_next = pdl;
   GCMOE_RETURN_IF_ERROR(launch(a));
   Fp8ExpertGemmArgs d = a;
   d.stage = kernels::ExpertGemmStage::kDown;
@@ -204,6 +224,8 @@ Status launch_ffn(Kernel kernel, Weights const& w, Batch const& b, int rows_hint
   d.x = b.h.data();
   d.x_scales = b.h_scales.data();
   d.y = b.y.data();
+  d.allow_overlap_next = false;
+  d.overlap_previous = pdl;
   return launch(d);
 }
 
@@ -251,8 +273,8 @@ Status run(Options const& options) {
       nlohmann::json per_kernel = nlohmann::json::object();
       double best_us = 0.0;
       std::string best_kernel;
-      for (Kernel const kernel : {Kernel::kMmaSync, Kernel::kWgmma}) {
-        char const* const name = kernel == Kernel::kWgmma ? "wgmma" : "mma_sync";
+      for (Kernel const kernel : {Kernel::kMmaSync, Kernel::kWgmma, Kernel::kWgmmaPdl}) {
+        char const* const name = kernel_name(kernel);
         clock.start();
         StatusOr<double> const timed = time_graph(stream, 1, options.reps, [&]() -> Status {
           for (Batch const& b : batches) {
@@ -306,7 +328,12 @@ Status run(Options const& options) {
          "96- and 128-row passes beyond without them: up to 96 rows one WGMMA per k-step with N "
          "trimmed to the rows present in steps of 8, 128 rows as two 64-row halves per weight "
          "stage; the L1 epilogue's scale once per column (v2.12); stage cursor and descriptors "
-         "by increment (v2.13); one bulk copy per stage (v2.14); no local-memory spills (v2.16))"}}},
+         "by increment (v2.13); one bulk copy per stage (v2.14); no local-memory spills (v2.16); "
+         "paired activation-scale loads at 96 rows (v2.17))"},
+        {"wgmma_pdl",
+         "the wgmma kernels with L2 launched by programmatic dependent launch (griddepcontrol), as "
+         "the GC-MoE layer launches them: L2 starts on the SMs L1's last wave leaves free, "
+         "streams its first weight stages and waits for L1 before reading h"}}},
       {"model_shape",
        {{"hidden", kHidden}, {"intermediate", kInter}, {"experts", kExperts}, {"top_k", kTopK}}},
       {"device", prop.name},

@@ -83,11 +83,11 @@ __device__ __forceinline__ void fold_half(float (&acc)[kN / 2], float (&part)[kW
   for (int jj = 0; jj < kW / 8; ++jj) {
     int const j = kHalf * (kHalfRows / 8) + jj;
     // Columns 8j + 2t and + 1 (2t is even; the stage's scales are 8-aligned): one 8-byte load up
-    // to 64 rows; the 96- and 128-row passes load them apart (the paired load made ptxas spill 8
-    // bytes at their 128-register cap).
+    // to 96 rows (v2.17: since the wide kernel's x-scale offsets are 32-bit, the 96-row passes fit
+    // it in 128 registers); the 128-row passes load them apart (the paired load spills there).
     float x0;
     float x1;
-    if constexpr (kN <= kHalfRows) {
+    if constexpr (kN <= 96) {
       float2 const x = *reinterpret_cast<float2 const*>(stage_scales + 8 * j + 2 * t);
       x0 = x.x;
       x1 = x.y;

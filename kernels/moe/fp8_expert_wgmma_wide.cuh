@@ -159,11 +159,13 @@ __global__ void __launch_bounds__(kWgs * 128, kMinBlocks)
         // Rows past the pass's are zero. Up to 96 rows the address is recomputed per chunk, not
         // held through the loop: that keeps L1's 96-row pass (a 48-register chunk accumulator
         // beside the 48-register sum) at 128 registers without a spill; the 128-row passes keep
-        // v2.6's held pointer (recomputing makes ptxas spill in the 128-row L2 pass).
+        // v2.6's held pointer (recomputing makes ptxas spill in the 128-row L2 pass). The offset
+        // is 32-bit (v2.17: fewer registers than the 64-bit product): x is rows × chunks × 128
+        // bytes of device memory (141 GB / 128 B = 1.1e9 < 2^31).
         bool const scale_present = tid < rows;
         float const* src = scale_src_held + c;
         if constexpr (kN <= 96) {
-          src = args.x_scales + (pass + tid) * static_cast<std::int64_t>(chunks) + c;
+          src = args.x_scales + ((pass + tid) * chunks + c);
         }
         ptx::copy_4_zfill(ptx::smem_address(stage_scales + tid),
                           scale_present ? src : args.x_scales, scale_present ? 4u : 0u);
