@@ -323,13 +323,14 @@ Status run(Options const& options) {
       {"kernels",
        {{"mma_sync", "fp8_expert_gemm v1.4 (mma.sync m16n8k32 e4m3, swap-AB, cp.async rings)"},
         {"wgmma",
-         "fp8_expert_wgmma v2.16 (WGMMA m64nNk32 e4m3, swap-AB, bulk-copy mbarrier "
+         "fp8_expert_wgmma v2.18 (WGMMA m64nNk32 e4m3, swap-AB, bulk-copy mbarrier "
          "pipeline; 8/16-row passes for hints <= 32 with two feed warps, x by TMA (v2.11); 64-, "
          "96- and 128-row passes beyond without them: up to 96 rows one WGMMA per k-step with N "
          "trimmed to the rows present in steps of 8, 128 rows as two 64-row halves per weight "
          "stage; the L1 epilogue's scale once per column (v2.12); stage cursor and descriptors "
          "by increment (v2.13); one bulk copy per stage (v2.14); no local-memory spills (v2.16); "
-         "paired activation-scale loads at 96 rows (v2.17))"},
+         "paired activation-scale loads at 96 rows (v2.17); L2 folds one weight scale per column "
+         "(v2.18))"},
         {"wgmma_pdl",
          "the wgmma kernels with L2 launched by programmatic dependent launch (griddepcontrol), as "
          "the GC-MoE layer launches them: L2 starts on the SMs L1's last wave leaves free, "

@@ -14,7 +14,8 @@
 // make every chunk a separately scaled partial sum).
 // Versions and measurements: bench/NOTES.md, "FP8 expert FFN" (v2.12: the L1 epilogue's scale once
 // per column; v2.13: the chunk loop's stage cursor and descriptors by increment; v2.14: one bulk
-// copy per stage, fp8_expert_wgmma_layout.h; v2.16: no local-memory spills).
+// copy per stage, fp8_expert_wgmma_layout.h; v2.16: no local-memory spills; v2.17–v2.18: fewer
+// loop instructions).
 // CPU reference: kernels/moe/expert_ffn_ref.h.
 
 #include <cuda_runtime.h>

@@ -159,8 +159,8 @@ __global__ void __launch_bounds__((kWgs * 4 + kFeedWarps) * 32, kMinBlocks)
     for (int i = 0; i < kN / 2; ++i) {
       acc[i] = 0.0f;
     }
-    consume_pass_trimmed<kN, kWgs, kStages, kWidthStep, false, !kTmaX>(acc, it, rows, view,
-                                                                       [](int, StageCursor) {});
+    consume_pass_trimmed<kStage == ExpertGemmStage::kDown, kN, kWgs, kStages, kWidthStep, false,
+                         !kTmaX>(acc, it, rows, view, [](int, StageCursor) {});
 
     finish_pass<kStage, kN, kConsumerThreads>(acc, args, pass, rows, tile, group, amax);
   }

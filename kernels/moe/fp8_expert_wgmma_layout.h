@@ -13,7 +13,8 @@
 // (gate/up) slices hold 8 gate rows then the same 8 outputs' up rows, so a thread holds gate and up
 // of one output (fused SwiGLU): tile t, slice w, row g → output 32t + 8w + g. L2 (down) tiles are
 // 64 consecutive rows. Every (tile, chunk) carries two f32 scale_inv: gate's and up's (L1), the
-// same value twice (L2) — all 64 rows of a tile sit in one 128-row scale block.
+// same value twice (L2) — all 64 rows of a tile sit in one 128-row scale block; the L2 kernels
+// read the first (v2.18).
 //
 // Image order (v2.14): tiles in groups of a CTA's warpgroups (L1 4, L2 2), and per group chunk by
 // chunk, the group's images of one chunk side by side: [group][chunk][tile in group][8192]. A

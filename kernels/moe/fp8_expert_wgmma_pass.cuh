@@ -74,8 +74,11 @@ __device__ __forceinline__ void mma_half(float (&part)[kW / 2], std::uint32_t a_
 }
 
 // Folds a completed chunk accumulator into acc (columns 64·kHalf onward) with the tile's weight
-// scales and each row's activation scale (zero past the expert's rows).
-template <int kW, int kHalf, int kN>
+// scales and each row's activation scale (zero past the expert's rows). kOneRowScale: both of the
+// tile's scales are one value (L2; fp8_expert_wgmma_layout.h), so each column's product of weight
+// and activation scale serves both of the thread's rows: 2 FMUL + 4 FFMA per 8 columns instead of
+// 4 + 4 (v2.18).
+template <bool kOneRowScale, int kW, int kHalf, int kN>
 __device__ __forceinline__ void fold_half(float (&acc)[kN / 2], float (&part)[kW / 2],
                                           float const* stage_scales, float2 ws, int t) {
   ptx::fence_accumulators<kW>(part);
@@ -95,15 +98,24 @@ __device__ __forceinline__ void fold_half(float (&acc)[kN / 2], float (&part)[kW
       x0 = stage_scales[8 * j + 2 * t];
       x1 = stage_scales[8 * j + 2 * t + 1];
     }
-    acc[4 * j + 0] += part[4 * jj + 0] * ws.x * x0;
-    acc[4 * j + 1] += part[4 * jj + 1] * ws.x * x1;
-    acc[4 * j + 2] += part[4 * jj + 2] * ws.y * x0;
-    acc[4 * j + 3] += part[4 * jj + 3] * ws.y * x1;
+    if constexpr (kOneRowScale) {
+      float const s0 = ws.x * x0;
+      float const s1 = ws.x * x1;
+      acc[4 * j + 0] += part[4 * jj + 0] * s0;
+      acc[4 * j + 1] += part[4 * jj + 1] * s1;
+      acc[4 * j + 2] += part[4 * jj + 2] * s0;
+      acc[4 * j + 3] += part[4 * jj + 3] * s1;
+    } else {
+      acc[4 * j + 0] += part[4 * jj + 0] * ws.x * x0;
+      acc[4 * j + 1] += part[4 * jj + 1] * ws.x * x1;
+      acc[4 * j + 2] += part[4 * jj + 2] * ws.y * x0;
+      acc[4 * j + 3] += part[4 * jj + 3] * ws.y * x1;
+    }
   }
 }
 
 // One half's k-chunk on its own: issued, waited for and folded.
-template <int kW, int kHalf, int kN>
+template <bool kOneRowScale, int kW, int kHalf, int kN>
 __device__ __forceinline__ void mma_fold(float (&acc)[kN / 2], std::uint32_t a_base,
                                          std::uint32_t b_base, float const* stage_scales, float2 ws,
                                          int t) {
@@ -111,7 +123,7 @@ __device__ __forceinline__ void mma_fold(float (&acc)[kN / 2], std::uint32_t a_b
   ptx::wgmma_fence();
   mma_half<kW, kHalf>(part, a_base, b_base);
   ptx::wgmma_wait<0>();
-  fold_half<kW, kHalf, kN>(acc, part, stage_scales, ws, t);
+  fold_half<kOneRowScale, kW, kHalf, kN>(acc, part, stage_scales, ws, t);
 }
 
 // Both halves' WGMMA chains in flight at once when their chunk accumulators fit beside acc
@@ -128,7 +140,7 @@ inline constexpr bool kParallelHalves = kW1 > 0 && kN <= 96;
 // kernel refills a stage there).
 // kFenceX: the x rows came by cp.async (generic proxy), so a proxy fence orders them before the
 // WGMMAs read them (async proxy); x by TMA needs none.
-template <int kN, int kW0, int kW1, int kWgs, int kStages, bool kFenceX = true,
+template <bool kOneRowScale, int kN, int kW0, int kW1, int kWgs, int kStages, bool kFenceX = true,
           typename BeforeChunk>
 __device__ __forceinline__ void consume_pass(float (&acc)[kN / 2], int& it, PassView const& v,
                                              BeforeChunk const& before_chunk) {
@@ -157,13 +169,13 @@ __device__ __forceinline__ void consume_pass(float (&acc)[kN / 2], int& it, Pass
       mma_half<kW0, 0>(part0, a_base, b_base);
       mma_half<kW1, 1>(part1, a_base, b_base);
       ptx::wgmma_wait<1>();
-      fold_half<kW0, 0, kN>(acc, part0, stage_scales, ws, t);
+      fold_half<kOneRowScale, kW0, 0, kN>(acc, part0, stage_scales, ws, t);
       ptx::wgmma_wait<0>();
-      fold_half<kW1, 1, kN>(acc, part1, stage_scales, ws, t);
+      fold_half<kOneRowScale, kW1, 1, kN>(acc, part1, stage_scales, ws, t);
     } else {
-      mma_fold<kW0, 0, kN>(acc, a_base, b_base, stage_scales, ws, t);
+      mma_fold<kOneRowScale, kW0, 0, kN>(acc, a_base, b_base, stage_scales, ws, t);
       if constexpr (kW1 > 0) {
-        mma_fold<kW1, 1, kN>(acc, a_base, b_base, stage_scales, ws, t);
+        mma_fold<kOneRowScale, kW1, 1, kN>(acc, a_base, b_base, stage_scales, ws, t);
       }
     }
     __syncwarp();
@@ -179,17 +191,18 @@ __device__ __forceinline__ void consume_pass(float (&acc)[kN / 2], int& it, Pass
 
 // The single-WGMMA chunk loop for a pass whose columns round up to `width` (a multiple of kStep):
 // instantiations kW = kStep, 2·kStep, ... kN, the first one wide enough taken.
-template <int kN, int kW, int kStep, int kWgs, int kStages, typename BeforeChunk>
+template <bool kOneRowScale, int kN, int kW, int kStep, int kWgs, int kStages, typename BeforeChunk>
 __device__ __forceinline__ void consume_pass_width(float (&acc)[kN / 2], int& it, int width,
                                                    PassView const& v,
                                                    BeforeChunk const& before_chunk) {
   if constexpr (kW >= kN) {
-    consume_pass<kN, kN, 0, kWgs, kStages>(acc, it, v, before_chunk);
+    consume_pass<kOneRowScale, kN, kN, 0, kWgs, kStages>(acc, it, v, before_chunk);
   } else {
     if (width <= kW) {
-      consume_pass<kN, kW, 0, kWgs, kStages>(acc, it, v, before_chunk);
+      consume_pass<kOneRowScale, kN, kW, 0, kWgs, kStages>(acc, it, v, before_chunk);
     } else {
-      consume_pass_width<kN, kW + kStep, kStep, kWgs, kStages>(acc, it, width, v, before_chunk);
+      consume_pass_width<kOneRowScale, kN, kW + kStep, kStep, kWgs, kStages>(acc, it, width, v,
+                                                                             before_chunk);
     }
   }
 }
@@ -201,39 +214,40 @@ __device__ __forceinline__ void consume_pass_width(float (&acc)[kN / 2], int& it
 // memory once per k-step); otherwise two 64-row halves (v2.6). The branch is taken once per pass,
 // around the whole loop (a WGMMA behind a per-chunk branch would be serialized by ptxas, C7520).
 // kFenceX as consume_pass's (up to 32 rows; the wider kernel copies x by cp.async).
-template <int kN, int kWgs, int kStages, int kStep = kWidthStep, bool kSingle = false,
-          bool kFenceX = true, typename BeforeChunk>
+template <bool kOneRowScale, int kN, int kWgs, int kStages, int kStep = kWidthStep,
+          bool kSingle = false, bool kFenceX = true, typename BeforeChunk>
 __device__ __forceinline__ void consume_pass_trimmed(float (&acc)[kN / 2], int& it, int rows,
                                                      PassView const& v,
                                                      BeforeChunk const& before_chunk) {
   static_assert(kStep == 8 || kStep == 16);
   static_assert(kFenceX || kN <= 32);
   if constexpr (kN <= 32) {
-    consume_pass<kN, kN, 0, kWgs, kStages, kFenceX>(acc, it, v, before_chunk);
+    consume_pass<kOneRowScale, kN, kN, 0, kWgs, kStages, kFenceX>(acc, it, v, before_chunk);
   } else if constexpr (kN == kHalfRows || (kSingle && kN <= 96)) {
     int const width = (rows + kStep - 1) / kStep * kStep;  // kStep..kN
-    consume_pass_width<kN, kStep, kStep, kWgs, kStages>(acc, it, width, v, before_chunk);
+    consume_pass_width<kOneRowScale, kN, kStep, kStep, kWgs, kStages>(acc, it, width, v,
+                                                                      before_chunk);
   } else {
     static_assert(kN == 96 || kN == 2 * kHalfRows);
     static_assert(kStep == kWidthStep, "the halves are trimmed in steps of 16");
     int const steps = (rows + kWidthStep - 1) / kWidthStep;  // 1..kN / 16
     if (steps <= 1) {
-      consume_pass<kN, 16, 0, kWgs, kStages>(acc, it, v, before_chunk);
+      consume_pass<kOneRowScale, kN, 16, 0, kWgs, kStages>(acc, it, v, before_chunk);
     } else if (steps == 2) {
-      consume_pass<kN, 32, 0, kWgs, kStages>(acc, it, v, before_chunk);
+      consume_pass<kOneRowScale, kN, 32, 0, kWgs, kStages>(acc, it, v, before_chunk);
     } else if (steps == 3) {
-      consume_pass<kN, 48, 0, kWgs, kStages>(acc, it, v, before_chunk);
+      consume_pass<kOneRowScale, kN, 48, 0, kWgs, kStages>(acc, it, v, before_chunk);
     } else if (steps == 4) {
-      consume_pass<kN, 64, 0, kWgs, kStages>(acc, it, v, before_chunk);
+      consume_pass<kOneRowScale, kN, 64, 0, kWgs, kStages>(acc, it, v, before_chunk);
     } else if (steps == 5) {
-      consume_pass<kN, 64, 16, kWgs, kStages>(acc, it, v, before_chunk);
+      consume_pass<kOneRowScale, kN, 64, 16, kWgs, kStages>(acc, it, v, before_chunk);
     } else if (kN == 96 || steps == 6) {
-      consume_pass<kN, 64, 32, kWgs, kStages>(acc, it, v, before_chunk);
+      consume_pass<kOneRowScale, kN, 64, 32, kWgs, kStages>(acc, it, v, before_chunk);
     } else if constexpr (kN > 96) {
       if (steps == 7) {
-        consume_pass<kN, 64, 48, kWgs, kStages>(acc, it, v, before_chunk);
+        consume_pass<kOneRowScale, kN, 64, 48, kWgs, kStages>(acc, it, v, before_chunk);
       } else {
-        consume_pass<kN, 64, 64, kWgs, kStages>(acc, it, v, before_chunk);
+        consume_pass<kOneRowScale, kN, 64, 64, kWgs, kStages>(acc, it, v, before_chunk);
       }
     }
   }

@@ -219,7 +219,8 @@ __global__ void __launch_bounds__(kWgs * 128, kMinBlocks)
     for (int i = 0; i < kN / 2; ++i) {
       acc[i] = 0.0f;
     }
-    consume_pass_trimmed<kN, kWgs, kStages, kStep, kSingle>(acc, it, rows, view, refill);
+    consume_pass_trimmed<kStage == ExpertGemmStage::kDown, kN, kWgs, kStages, kStep, kSingle>(
+        acc, it, rows, view, refill);
     finish_pass<kStage, kN, kThreads>(acc, args, pass, rows, tile0 + wg, group, amax);
   }
 }

@@ -121,6 +121,7 @@ TEST_CASE("WGMMA down tiles: 64 consecutive rows, one scale block") {
       }
       float const* s = packed->scales.data() + (tile * packed->chunks + chunk) * 2;
       std::int64_t const block = (tile * 64 / 128) * (inter / 128) + chunk;
+      // Both equal: the L2 kernels read only the first (fp8_expert_wgmma_pass.cuh, kOneRowScale).
       CHECK(s[0] == down.scales[block]);
       CHECK(s[1] == down.scales[block]);
     }
