@@ -4,11 +4,15 @@
 // memory-traffic floor from a device-to-device copy and the empty-kernel launch floor measured in
 // the same run. The torch peer is bench/moe/align_sort_torch.py; align_sort_report.py merges.
 //
-// Usage: bench_align_sort [--out FILE] [--block-size 64] [--reps 50] [--commit SHA]
+// Usage: bench_align_sort [--out FILE] [--block-size 64] [--reps 50] [--commit SHA] [--shape T,k,E]
+// --shape T,k,E: that one shape of the grid only (T 1, 16, 256, 4096, 16384 or 65536; k 6 or 8;
+// E 256 or 384), for a profiler run.
 #include <cuda_runtime.h>
 #include <fmt/format.h>
 
+#include <CLI/CLI.hpp>
 #include <algorithm>
+#include <array>
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
@@ -35,6 +39,11 @@ using kernels::AlignSortPath;
 using kernels::AlignSortResult;
 using kernels::AlignSortShape;
 using Ids = std::vector<std::int32_t>;
+
+// The grid of shapes; --shape picks one point of it.
+constexpr std::array<std::int32_t, 6> kTokenGrid = {1, 16, 256, 4096, 16384, 65536};
+constexpr std::array<std::int32_t, 2> kTopKGrid = {6, 8};
+constexpr std::array<std::int32_t, 2> kExpertGrid = {256, 384};
 
 struct Options {
   std::string out = "align_sort_cuda.json";
@@ -135,9 +144,9 @@ Status run(Options const& options) {
 
   nlohmann::json cases = nlohmann::json::array();
   std::size_t all_mismatches = 0;
-  for (std::int32_t const tokens : {1, 16, 256, 4096, 16384, 65536}) {
-    for (std::int32_t const top_k : {6, 8}) {
-      for (std::int32_t const experts : {256, 384}) {
+  for (std::int32_t const tokens : kTokenGrid) {
+    for (std::int32_t const top_k : kTopKGrid) {
+      for (std::int32_t const experts : kExpertGrid) {
         if (options.only_tokens > 0 &&
             (tokens != options.only_tokens || top_k != options.only_top_k ||
              experts != options.only_experts)) {
@@ -234,27 +243,26 @@ Status run(Options const& options) {
 
 int main(int argc, char** argv) {
   gcmoe::bench::Options options;
-  for (int i = 1; i + 1 < argc; i += 2) {
-    std::string const flag = argv[i];
-    std::string const value = argv[i + 1];
-    if (flag == "--out") {
-      options.out = value;
-    } else if (flag == "--block-size") {
-      options.block_size = std::stoi(value);
-    } else if (flag == "--reps") {
-      options.reps = std::stoi(value);
-    } else if (flag == "--commit") {
-      options.commit = value;
-    } else if (flag == "--shape") {
-      if (std::sscanf(value.c_str(), "%d,%d,%d", &options.only_tokens, &options.only_top_k,
-                      &options.only_experts) != 3) {
-        fmt::print(stderr, "--shape wants T,k,E\n");
-        return 2;
-      }
-    } else {
-      fmt::print(stderr, "unknown flag {}\n", flag);
-      return 2;
-    }
+  CLI::App app{"bench_align_sort: MoE align & sort, multi-block vs one-block vs single-block"};
+  app.add_option("--out", options.out, "JSON output file");
+  app.add_option("--block-size", options.block_size, "rows per expert block (padding unit)")
+      ->check(CLI::Range(1, gcmoe::kernels::kAlignSortMaxBlockSize));
+  app.add_option("--reps", options.reps, "timed repetitions per point")
+      ->check(CLI::Range(1, 10000));
+  app.add_option("--commit", options.commit, "commit the binary was built from");
+  // A shape off the grid would time nothing and still write a JSON file: refused instead.
+  std::vector<std::int32_t> shape;
+  app.add_option("--shape", shape, "only this shape of the grid: T,k,E (default: the whole grid)")
+      ->delimiter(',')
+      ->expected(3)
+      ->check(CLI::IsMember(gcmoe::bench::kTokenGrid).application_index(0))
+      ->check(CLI::IsMember(gcmoe::bench::kTopKGrid).application_index(1))
+      ->check(CLI::IsMember(gcmoe::bench::kExpertGrid).application_index(2));
+  CLI11_PARSE(app, argc, argv);
+  if (!shape.empty()) {
+    options.only_tokens = shape[0];
+    options.only_top_k = shape[1];
+    options.only_experts = shape[2];
   }
   gcmoe::Status const status = gcmoe::bench::run(options);
   if (!status.ok()) {

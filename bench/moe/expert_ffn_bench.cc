@@ -17,16 +17,19 @@
 //
 // Usage: bench_expert_ffn [--out FILE] [--reps 30] [--commit SHA] [--tokens N]
 //                         [--scenario ep1|ep8_rank] [--hint N]
+// --tokens N: only T = N, one of the sweep's (1, 2, 4, ..., 256; 0: the whole sweep).
 // --hint N replaces each batch's true largest rows-per-expert as the kernels' configuration hint
 // (ablations: e.g. --tokens 256 --hint 128 runs the 128-row configuration where 96 would be
 // picked; the JSON records it as rows_hint_override).
 #include <cuda_runtime.h>
 #include <fmt/format.h>
 
+#include <CLI/CLI.hpp>
 #include <algorithm>
 #include <cstdio>
 #include <cstring>
 #include <fstream>
+#include <iterator>
 #include <nlohmann/json.hpp>
 #include <numeric>
 #include <random>
@@ -56,6 +59,10 @@ constexpr int kTopK = 8;
 constexpr int kRanks = 8;
 // Independent routings replayed in turn, so one replay does not find the last one's experts in L2.
 constexpr int kRotations = 4;
+// Tokens per rank; --tokens picks one of them.
+constexpr int kTokenSweep[] = {1, 2, 4, 8, 16, 32, 64, 128, 256};
+// The kernels refuse larger rows-per-expert hints (fp8_expert_wgmma.cu).
+constexpr int kMaxHint = 1 << 20;
 
 struct Options {
   std::string out = "expert_ffn.json";
@@ -253,7 +260,7 @@ Status run(Options const& options) {
     if (!options.only_scenario.empty() && options.only_scenario != scenario) {
       continue;
     }
-    for (int const tokens : {1, 2, 4, 8, 16, 32, 64, 128, 256}) {
+    for (int const tokens : kTokenSweep) {
       if (options.only_tokens != 0 && tokens != options.only_tokens) {
         continue;
       }
@@ -357,25 +364,23 @@ Status run(Options const& options) {
 
 int main(int argc, char** argv) {
   gcmoe::bench::Options options;
-  for (int i = 1; i + 1 < argc; i += 2) {
-    std::string const flag = argv[i];
-    if (flag == "--out") {
-      options.out = argv[i + 1];
-    } else if (flag == "--reps") {
-      options.reps = std::atoi(argv[i + 1]);
-    } else if (flag == "--commit") {
-      options.commit = argv[i + 1];
-    } else if (flag == "--scenario") {
-      options.only_scenario = argv[i + 1];
-    } else if (flag == "--tokens") {
-      options.only_tokens = std::atoi(argv[i + 1]);
-    } else if (flag == "--hint") {
-      options.hint = std::atoi(argv[i + 1]);
-    } else {
-      std::fprintf(stderr, "unknown flag %s\n", flag.c_str());
-      return 2;
-    }
-  }
+  CLI::App app{"bench_expert_ffn: the FP8 expert FFN (mma.sync, WGMMA) against the copy ceiling"};
+  app.add_option("--out", options.out, "JSON output file");
+  app.add_option("--reps", options.reps, "timed repetitions per point")
+      ->check(CLI::Range(1, 10000));
+  app.add_option("--commit", options.commit, "commit the binary was built from");
+  // A T outside the sweep would time nothing and still write a JSON file: refused instead.
+  std::vector<int> tokens_allowed = {0};
+  tokens_allowed.insert(tokens_allowed.end(), std::begin(gcmoe::bench::kTokenSweep),
+                        std::end(gcmoe::bench::kTokenSweep));
+  app.add_option("--tokens", options.only_tokens, "only this T of the sweep (0: the whole sweep)")
+      ->check(CLI::IsMember(tokens_allowed));
+  app.add_option("--scenario", options.only_scenario, "only ep1 or ep8_rank (default: both)")
+      ->check(CLI::IsMember({"ep1", "ep8_rank"}));
+  app.add_option("--hint", options.hint,
+                 "rows-per-expert hint for every batch (0: each batch's largest rows per expert)")
+      ->check(CLI::Range(0, gcmoe::bench::kMaxHint));
+  CLI11_PARSE(app, argc, argv);
   gcmoe::Status const status = gcmoe::bench::run(options);
   if (!status.ok()) {
     std::fprintf(stderr, "bench_expert_ffn: %s\n", status.to_string().c_str());

@@ -25,6 +25,7 @@
 #include <cuda_runtime.h>
 #include <fmt/format.h>
 
+#include <CLI/CLI.hpp>
 #include <algorithm>
 #include <cstdio>
 #include <cstring>
@@ -464,33 +465,20 @@ Status run(Options const& options) {
 
 int main(int argc, char** argv) {
   gcmoe::bench::Options options;
-  for (int i = 1; i + 1 < argc; i += 2) {
-    std::string const flag = argv[i];
-    if (flag == "--out") {
-      options.out = argv[i + 1];
-    } else if (flag == "--reps") {
-      options.reps = std::atoi(argv[i + 1]);
-    } else if (flag == "--commit") {
-      options.commit = argv[i + 1];
-    } else if (flag == "--scenario") {
-      options.only_scenario = argv[i + 1];
-    } else if (flag == "--tokens") {
-      options.only_tokens = std::atoi(argv[i + 1]);
-      if (options.only_tokens < 1 || options.only_tokens > 4096) {
-        std::fprintf(stderr, "--tokens: 1..4096\n");
-        return 2;
-      }
-    } else if (flag == "--pad-mib") {
-      options.pad_mib = std::atoi(argv[i + 1]);
-      if (options.pad_mib < 0 || options.pad_mib > 65536) {
-        std::fprintf(stderr, "--pad-mib: 0..65536\n");
-        return 2;
-      }
-    } else {
-      std::fprintf(stderr, "unknown flag %s\n", flag.c_str());
-      return 2;
-    }
-  }
+  CLI::App app{"bench_mxfp4_expert_ffn: the MXFP4 expert FFN against the copy ceiling"};
+  app.add_option("--out", options.out, "JSON output file");
+  app.add_option("--reps", options.reps, "timed repetitions per point")
+      ->check(CLI::Range(1, 10000));
+  app.add_option("--commit", options.commit, "commit the binary was built from");
+  app.add_option("--tokens", options.only_tokens,
+                 "only this T, any of 1..4096 (default: the sweep)")
+      ->check(CLI::Range(1, 4096));
+  app.add_option("--scenario", options.only_scenario, "only ep1 or ep8_rank (default: both)")
+      ->check(CLI::IsMember({"ep1", "ep8_rank"}));
+  app.add_option("--pad-mib", options.pad_mib,
+                 "MiB held before the weights and batches (moves every later buffer)")
+      ->check(CLI::Range(0, 65536));
+  CLI11_PARSE(app, argc, argv);
   gcmoe::Status const status = gcmoe::bench::run(options);
   if (!status.ok()) {
     std::fprintf(stderr, "bench_mxfp4_expert_ffn: %s\n", status.to_string().c_str());

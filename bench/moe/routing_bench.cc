@@ -9,6 +9,7 @@
 #include <cuda_runtime.h>
 #include <fmt/format.h>
 
+#include <CLI/CLI.hpp>
 #include <algorithm>
 #include <cstdint>
 #include <fstream>
@@ -197,19 +198,11 @@ int main(int argc, char** argv) {
   std::string out = "routing_cuda.json";
   std::string commit = "unknown";
   int reps = 50;
-  for (int i = 1; i + 1 < argc; i += 2) {
-    std::string const flag = argv[i];
-    if (flag == "--out") {
-      out = argv[i + 1];
-    } else if (flag == "--reps") {
-      reps = std::stoi(argv[i + 1]);
-    } else if (flag == "--commit") {
-      commit = argv[i + 1];
-    } else {
-      fmt::print(stderr, "unknown flag {}\n", flag);
-      return 2;
-    }
-  }
+  CLI::App app{"bench_routing: the CUDA MoE router on the three families' shapes"};
+  app.add_option("--out", out, "JSON output file");
+  app.add_option("--reps", reps, "timed repetitions per point")->check(CLI::Range(1, 10000));
+  app.add_option("--commit", commit, "commit the binary was built from");
+  CLI11_PARSE(app, argc, argv);
   gcmoe::Status const status = gcmoe::bench::run(out, reps, commit);
   if (!status.ok()) {
     fmt::print(stderr, "bench_routing: {}\n", status.to_string());
