@@ -213,7 +213,8 @@ __device__ __forceinline__ void consume_pass_width(float (&acc)[kN / 2], int& it
 // is one m64nWk32 over all the pass's columns (v2.7: the weight fragment is read from shared
 // memory once per k-step); otherwise two 64-row halves (v2.6). The branch is taken once per pass,
 // around the whole loop (a WGMMA behind a per-chunk branch would be serialized by ptxas, C7520).
-// kFenceX as consume_pass's (up to 32 rows; the wider kernel copies x by cp.async).
+// kFenceX as consume_pass's (up to 32 rows; the wider kernel copies x by cp.async); kOneRowScale
+// as fold_half's (true for L2).
 template <bool kOneRowScale, int kN, int kWgs, int kStages, int kStep = kWidthStep,
           bool kSingle = false, bool kFenceX = true, typename BeforeChunk>
 __device__ __forceinline__ void consume_pass_trimmed(float (&acc)[kN / 2], int& it, int rows,
