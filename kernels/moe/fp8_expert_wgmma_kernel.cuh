@@ -85,10 +85,10 @@ __global__ void __launch_bounds__((kWgs * 4 + kFeedWarps) * 32, kMinBlocks)
     for (int pass = first_pass; pass < row_end; pass += passes * kN) {
       int const rows = min(kN, row_end - pass);
       auto const issue_weights = [&](int c) {
-        int const s = (it + c) % kStages;
+        StageCursor const use = stage_cursor<kStages>(it + c);
+        int const s = use.s;
         std::uint32_t const full_bar = ptx::smem_address(&full[s]);
-        ptx::mbarrier_wait(ptx::smem_address(&empty[s]),
-                           (static_cast<std::uint32_t>((it + c) / kStages) & 1u) ^ 1u);
+        ptx::mbarrier_wait(ptx::smem_address(&empty[s]), use.phase ^ 1u);
         std::uint32_t const stage = smem_base + static_cast<std::uint32_t>(s * kStageBytes);
         if (lane == 0) {
           // The group's kWgs images of chunk c are side by side (fp8_expert_wgmma_layout.h).
@@ -99,12 +99,12 @@ __global__ void __launch_bounds__((kWgs * 4 + kFeedWarps) * 32, kMinBlocks)
         }
       };
       auto const issue_tokens = [&](int c) {
-        int const s = (it + c) % kStages;
+        StageCursor const use = stage_cursor<kStages>(it + c);
+        int const s = use.s;
         std::uint32_t const full_bar = ptx::smem_address(&full[s]);
         if constexpr (kFeedWarps == 2) {
           // The weights warp waited for the stage's release on its own.
-          ptx::mbarrier_wait(ptx::smem_address(&empty[s]),
-                             (static_cast<std::uint32_t>((it + c) / kStages) & 1u) ^ 1u);
+          ptx::mbarrier_wait(ptx::smem_address(&empty[s]), use.phase ^ 1u);
         }
         std::uint32_t const x_stage =
             smem_base + static_cast<std::uint32_t>(s * kStageBytes) + kWgs * kWgmmaChunkBytes;

@@ -47,6 +47,15 @@ struct StageCursor {
   std::uint32_t phase = 0;
 };
 
+// The cursor of a CTA's stage use `use` (counted from 0 across its passes) in a ring of kStages:
+// that use's stage, and the parity its full barrier completes with. Its previous use of the stage
+// was released in the phase of parity `phase ^ 1` (a fresh barrier's parity 1 counts as complete,
+// so the first round's waits pass at once).
+template <int kStages>
+__device__ __forceinline__ StageCursor stage_cursor(int use) {
+  return {use % kStages, static_cast<std::uint32_t>(use / kStages) & 1u};
+}
+
 // The descriptor of a 128-byte-swizzled operand at a shared address, as two 32-bit halves: the
 // high half is a constant, and a k-step of 32 bytes adds 2 to the low half's address field (shared
 // addresses stay below 2^18, so the field never carries), so no masking or 64-bit add per k-step.
@@ -148,7 +157,7 @@ __device__ __forceinline__ void consume_pass(float (&acc)[kN / 2], int& it, Pass
   constexpr int kStageBytes = stage_bytes<kWgs, kN>();
   constexpr int kScaleFloats = kN + 2 * kWgs;
   int const t = v.lane % 4;
-  StageCursor cursor{it % kStages, static_cast<std::uint32_t>(it / kStages) & 1u};
+  StageCursor cursor = stage_cursor<kStages>(it);
   it += v.chunks;
   for (int c = 0; c < v.chunks; ++c) {
     before_chunk(c, cursor);

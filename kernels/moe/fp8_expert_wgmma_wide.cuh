@@ -179,13 +179,9 @@ __global__ void __launch_bounds__(kWgs * 128, kMinBlocks)
     // Prologue: the first stages' weights go out before the rows are known to be ready, then
     // warp 0 acquires the rows' readiness counters and every thread copies its x units.
     int const early = min(kStages, chunks);
-    // Stage use `use` of the CTA: stage use % kStages, released in the phase of parity
-    // (use / kStages + 1) & 1 (the prologue only; the loop advances a cursor).
-    auto const release_parity = [](int use) {
-      return (static_cast<std::uint32_t>(use / kStages) & 1u) ^ 1u;
-    };
     for (int c = 0; c < early; ++c) {
-      fill(c, (it + c) % kStages, release_parity(it + c), true);
+      StageCursor const use = stage_cursor<kStages>(it + c);
+      fill(c, use.s, use.phase ^ 1u, true);
     }
     if (wait_prior) {
       ptx::wait_prior_grid();  // x (L1's h) is the previous kernel's output
@@ -198,7 +194,8 @@ __global__ void __launch_bounds__(kWgs * 128, kMinBlocks)
       ptx::named_barrier_sync(kConsumerBarrier, kThreads);
     }
     for (int c = 0; c < early; ++c) {
-      fill(c, (it + c) % kStages, release_parity(it + c), false);
+      StageCursor const use = stage_cursor<kStages>(it + c);
+      fill(c, use.s, use.phase ^ 1u, false);
     }
     // Before waiting for chunk c (stage cursor.s of phase cursor.phase): refill the stage of chunk
     // c - kLag (this warp has released it) with chunk c - kLag + kStages. That stage use comes
