@@ -17,7 +17,9 @@
 // (the shared expert on a second stream, L2 overlapping L1) in --rounds pairs with the sequential
 // graph, then picks a per-bucket partition plan (kernels/moe/gc_partition_plan.h: the fastest
 // comm size where its single timing beats the sequential layer by --min-gain and it then won every
-// pair with it, else the overlapped body where it won every pair, else the sequential graph) and
+// pair with it, else the overlapped body where it won every pair, else the sequential graph), then
+// times that plan's GC-MoE graphs with and without L2 by programmatic dependent launch in pairs and
+// turns PDL off in the buckets where it lost every pair (GcPartitionStep::overlap_down), and
 // times the planned layer again at every point, once alone and
 // then in --rounds pairs with the faster sequential graph, the order alternating ("back_to_back":
 // the median of the per-round ratios and their spread, with the SM clock over those rounds).
@@ -141,6 +143,23 @@ StatusOr<PairedSummary> time_back_to_back(kernels::GcMoeLayer& planned,
     planned_us.push_back(gc);
   }
   return summarize_pairs(planned_us, sequential_us);
+}
+
+// Two GC-MoE layers in options.rounds pairs, the order alternating (bench/common/paired_rounds.h).
+StatusOr<PairedSummary> time_gc_pairs(kernels::GcMoeLayer& candidate, kernels::GcMoeLayer& baseline,
+                                      kernels::MoeLayerDeviceWeights const& weights, float const* x,
+                                      float* out, int tokens, Options const& options) {
+  std::vector<double> candidate_us;
+  std::vector<double> baseline_us;
+  for (int round = 0; round < options.rounds; ++round) {
+    for (bool const candidate_turn : {!baseline_first(round), baseline_first(round)}) {
+      kernels::GcMoeLayer& layer = candidate_turn ? candidate : baseline;
+      GCMOE_ASSIGN_OR_RETURN(double const us,
+                             time_gc_layer(layer, weights, x, out, tokens, options));
+      (candidate_turn ? candidate_us : baseline_us).push_back(us);
+    }
+  }
+  return summarize_pairs(candidate_us, baseline_us);
 }
 
 // `clock`: the SM clock over each back-to-back comparison.
@@ -363,6 +382,41 @@ StatusOr<nlohmann::json> run_model(ModelShape const& m, Options const& options, 
     // The per-bucket plan this run's sweep picks (no partition where no size wins by
     // options.min_gain), then that plan's layer timed again at every point: its own
     // measurement, not the sweep's best.
+    GCMOE_ASSIGN_OR_RETURN(auto const first_plan,
+                           kernels::GcPartitionPlan::choose(measured, options.min_gain));
+    // L2 by PDL or not: the first plan's GC-MoE graph at each such point without PDL against
+    // itself with it, in pairs; PDL goes off where it lost every pair, and the plan is chosen
+    // again.
+    {
+      GCMOE_ASSIGN_OR_RETURN(
+          auto with_pdl, kernels::GcMoeLayer::create(config, kMaxTokens, 0, {.plan = first_plan}));
+      GCMOE_ASSIGN_OR_RETURN(auto without_pdl, kernels::GcMoeLayer::create(
+                                                   config, kMaxTokens, 0,
+                                                   {.plan = first_plan, .overlap_down = false}));
+      for (std::size_t i = 0; i < measured.size(); ++i) {
+        int const tokens = measured[i].tokens;
+        kernels::GcPartitionStep const& step = first_plan.step(tokens);
+        if (step.comm_sms == 0 && !step.overlapped) {
+          continue;  // the sequential graph: no PDL
+        }
+        GCMOE_ASSIGN_OR_RETURN(
+            PairedSummary const pdl,
+            time_gc_pairs(without_pdl, with_pdl, weights, x.data(), out.data(), tokens, options));
+        measured[i].without_pdl_won_every_round = pdl.won_every_round();
+        points[first_point + i]["l2_without_pdl_in_pairs"] = {
+            {"without_pdl_us", pdl.candidate_us},
+            {"with_pdl_us", pdl.baseline_us},
+            {"speedup", pdl.speedup},
+            {"speedup_min", pdl.speedup_min},
+            {"speedup_max", pdl.speedup_max},
+            {"rounds", pdl.rounds},
+            {"rounds_without_faster", pdl.rounds_won},
+            {"round_speedups", pdl.speedups}};
+        fmt::print("{} {:>4} L2 without PDL in pairs: {:.3f}x ({:.3f}-{:.3f}, faster in {}/{})\n",
+                   shared ? "shared " : "routed ", tokens, pdl.speedup, pdl.speedup_min,
+                   pdl.speedup_max, pdl.rounds_won, pdl.rounds);
+      }
+    }
     GCMOE_ASSIGN_OR_RETURN(auto plan, kernels::GcPartitionPlan::choose(measured, options.min_gain));
     GCMOE_ASSIGN_OR_RETURN(auto planned,
                            kernels::GcMoeLayer::create(config, kMaxTokens, 0, {.plan = plan}));
@@ -374,6 +428,7 @@ StatusOr<nlohmann::json> run_model(ModelShape const& m, Options const& options, 
                                                                    out.data(), tokens, options));
       nlohmann::json& point = points[first_point + i];
       point["planned_comm_sms"] = planned.comm_sms(tokens);
+      point["planned_overlap_down"] = plan.step(tokens).overlap_down;
       point["planned_us"] = per_layer;
       double const seq = baselines[i].us;
       point["planned_speedup_over_sequential"] = seq / per_layer;

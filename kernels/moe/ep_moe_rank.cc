@@ -114,7 +114,7 @@ MoeLayerSync EpMoeRank::sync() const {
   return {.epoch = epoch_.data(),
           .layout_ready = layout_ready_.data(),
           .error = error_.data(),
-          .overlap_down = true,
+          .overlap_down = overlap_down_,
           .wait_timeout_ns = timeout_ns_,
           .system_scope = system_scope_};
 }

@@ -72,6 +72,9 @@ class EpMoeRank {
   // more segment and the routed launch covers them — the sequential baseline's faster placement at
   // decode sizes (bench_moe_layer), for comparing GC-MoE against that baseline at its best.
   void set_shared_expert_launch(SharedExpertLaunch launch) { shared_launch_ = launch; }
+  // Whether the expert L2 launches start while L1 drains (programmatic dependent launch; default
+  // true). Read when a step is enqueued (captured).
+  void set_overlap_down(bool overlap_down) { overlap_down_ = overlap_down; }
   // Default kDoubleBuffered. kCleanAndBarrier is for the sequential baseline as issue 6 describes
   // the standard pipeline (ep_clean_and_barrier after the combine); every rank of a group must use
   // the same handoff, changed only between steps with no step in flight.
@@ -120,6 +123,7 @@ class EpMoeRank {
   std::uint64_t timeout_ns_ = 2'000'000'000;
   bool system_scope_ = false;
   SharedExpertLaunch shared_launch_ = SharedExpertLaunch::kSeparate;
+  bool overlap_down_ = true;
   EpStepHandoff handoff_ = EpStepHandoff::kDoubleBuffered;
   std::optional<MoeLayerSequential> local_;  // routing and the shared expert; always set
   // Symmetric (peers read or write them): this rank's region and every rank's buffers in it.

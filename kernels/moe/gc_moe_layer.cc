@@ -93,12 +93,13 @@ StatusOr<cuda::Graph> GcMoeLayer::capture_overlapped(MoeLayerDeviceWeights const
                                                      float const* x, float* out, int num_tokens,
                                                      cudaStream_t compute_stream, cudaStream_t side,
                                                      cudaStream_t comm) {
-  MoeLayerSync const sync{.ready_rows = ready_rows_.data(),
-                          .epoch = epoch_.data(),
-                          .layout_ready = layout_ready_.data(),
-                          .error = error_.data(),
-                          .overlap_down = options_.overlap_down,
-                          .wait_timeout_ns = options_.wait_timeout_ns};
+  MoeLayerSync const sync{
+      .ready_rows = ready_rows_.data(),
+      .epoch = epoch_.data(),
+      .layout_ready = layout_ready_.data(),
+      .error = error_.data(),
+      .overlap_down = options_.overlap_down && plan().step(num_tokens).overlap_down,
+      .wait_timeout_ns = options_.wait_timeout_ns};
   MoeLayerSequential& steps = *steps_;
   bool const shared = weights.has_shared;
   constexpr SharedExpertLaunch kSeparate = SharedExpertLaunch::kSeparate;

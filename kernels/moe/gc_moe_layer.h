@@ -45,7 +45,9 @@ struct GcMoeOptions {
   // Per token-count bucket (overrides comm_sms when set); 0 SMs: no partition, the whole device
   // (GcPartitionStep::overlapped says which graph runs there).
   std::optional<GcPartitionPlan> plan = std::nullopt;
-  bool overlap_down = true;  // L2 starts while L1 runs (programmatic dependent launch)
+  // L2 starts while L1 runs (programmatic dependent launch); false turns it off in every bucket,
+  // true leaves it to the plan's steps (GcPartitionStep::overlap_down).
+  bool overlap_down = true;
   // false: each dispatch runs on its GEMM's stream right before it (no concurrency between them;
   // what the comm partition buys is measured against this).
   bool dispatch_on_comm = true;

@@ -75,10 +75,13 @@ StatusOr<GcPartitionPlan> GcPartitionPlan::choose(std::span<GcPartitionMeasureme
       }
     }
     bool const overlapped = choice == 0 && overlapped_candidate;
+    // The sequential graph has no PDL to turn off: its steps keep the default.
+    bool const gc_graph = choice > 0 || overlapped;
     GcPartitionStep const next{.max_tokens = m.tokens,
                                .comm_sms = choice,
                                .shared_separate = choice == 0 && !overlapped && separate,
-                               .overlapped = overlapped};
+                               .overlapped = overlapped,
+                               .overlap_down = !(gc_graph && m.without_pdl_won_every_round)};
     if (!steps.empty() && same_choice(steps.back(), next)) {
       steps.back().max_tokens = m.tokens;
     } else {
@@ -113,7 +116,8 @@ std::string GcPartitionPlan::to_json() const {
     steps.push_back({{"max_tokens", s.max_tokens},
                      {"comm_sms", s.comm_sms},
                      {"shared_separate", s.shared_separate},
-                     {"overlapped", s.overlapped}});
+                     {"overlapped", s.overlapped},
+                     {"overlap_down", s.overlap_down}});
   }
   return nlohmann::json{{"steps", steps}}.dump(2);
 }
@@ -133,12 +137,16 @@ StatusOr<GcPartitionPlan> GcPartitionPlan::from_json(std::string const& text) {
                     "partition plan step {}: shared_separate must be true or false", steps.size());
     GCMOE_CHECK_ARG(!s.contains("overlapped") || s["overlapped"].is_boolean(),
                     "partition plan step {}: overlapped must be true or false", steps.size());
+    GCMOE_CHECK_ARG(!s.contains("overlap_down") || s["overlap_down"].is_boolean(),
+                    "partition plan step {}: overlap_down must be true or false", steps.size());
     bool const separate = s.contains("shared_separate") && s["shared_separate"].get<bool>();
     bool const overlapped = s.contains("overlapped") && s["overlapped"].get<bool>();
+    bool const overlap_down = !s.contains("overlap_down") || s["overlap_down"].get<bool>();
     steps.push_back({.max_tokens = s["max_tokens"].get<int>(),
                      .comm_sms = s["comm_sms"].get<int>(),
                      .shared_separate = separate,
-                     .overlapped = overlapped});
+                     .overlapped = overlapped,
+                     .overlap_down = overlap_down});
   }
   return create(std::move(steps));
 }

@@ -27,6 +27,12 @@ struct GcPartitionStep {
   // L2 overlapping L1 by programmatic dependent launch, the row flags) instead of the one-stream
   // sequential graph. Single-rank layer (GcMoeLayer) only; the shared expert then runs apart.
   bool overlapped = false;
+  // In the GC-MoE graph (a comm partition, overlapped, or the expert-parallel layer's step): L2
+  // launched by programmatic dependent launch to start while L1 drains (true), or after it. PDL
+  // gains a few µs at most sizes and loses at some (bench/NOTES.md: the MXFP4 layer with the shared
+  // expert at T = 1-2 and 128-256, the FP8 pair at one rank of eight T=256), so the plan takes it
+  // per bucket. The single-rank layer's sequential graph never uses PDL.
+  bool overlap_down = true;
   bool operator==(GcPartitionStep const&) const = default;
 };
 
@@ -41,6 +47,11 @@ struct GcPartitionMeasurement {
   // faster in every pair: the two differ by less than single timings drift (bench/NOTES.md).
   double overlapped_us = 0.0;
   bool overlapped_won_every_round = false;
+  // The GC-MoE graph this token count's choice runs (a split or the overlapped body), with L2
+  // launched plainly, won every pair against the same graph with L2 by PDL: the step gets
+  // overlap_down = false. Measured after a first choose() on the plan it returned (the bench
+  // chooses twice: the choice itself does not depend on this field).
+  bool without_pdl_won_every_round = false;
 };
 
 class GcPartitionPlan {
@@ -53,8 +64,9 @@ class GcPartitionPlan {
   // For each measured token count: the fastest comm size when it beats the faster sequential
   // placement by at least `min_gain` (1.02 = 2%: smaller differences are within run-to-run
   // noise) and the overlapped body where that is a candidate (GcPartitionMeasurement), else the
-  // overlapped body if a candidate, else none with the faster placement. Neighbouring token
-  // counts with the same choice merge.
+  // overlapped body if a candidate, else none with the faster placement; L2 by PDL unless the
+  // chosen GC-MoE graph lost to itself without it in every pair (without_pdl_won_every_round).
+  // Neighbouring token counts with the same choice merge.
   static StatusOr<GcPartitionPlan> choose(std::span<GcPartitionMeasurement const> measured,
                                           double min_gain);
 
@@ -64,8 +76,9 @@ class GcPartitionPlan {
   std::span<GcPartitionStep const> steps() const { return steps_; }
   // The distinct nonzero comm sizes, ascending (one green-context split each).
   std::vector<int> comm_sizes() const;
-  // {"steps": [{"max_tokens": 1, "comm_sms": 16, "shared_separate": false, "overlapped": false},
-  // ...]}; "shared_separate" and "overlapped" may be left out (false).
+  // {"steps": [{"max_tokens": 1, "comm_sms": 16, "shared_separate": false, "overlapped": false,
+  // "overlap_down": true}, ...]}; "shared_separate" and "overlapped" may be left out (false), and
+  // "overlap_down" (true).
   std::string to_json() const;
   static StatusOr<GcPartitionPlan> from_json(std::string const& text);
 

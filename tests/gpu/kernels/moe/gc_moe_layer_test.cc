@@ -140,6 +140,21 @@ TEST_CASE("GC-MoE without a partition, the whole GC-MoE body (GLM-5.2)") {
   run_case(c, {.plan = *plan});
 }
 
+// A plan step may launch L2 after L1 instead of by programmatic dependent launch (the bench turns
+// PDL off per bucket where it lost): the split and the overlapped body without it.
+TEST_CASE("GC-MoE with L2 after L1 (a plan step without PDL; DeepSeek-V4.1, MXFP4)") {
+  MoeLayerCase c = testing::deepseek_small_case(ExpertWeightFormat::kMxfp4);
+  c.tokens = 33;
+  c.seed = 490;
+  bool const overlapped = GENERATE(true, false);
+  auto plan = GcPartitionPlan::create({{.max_tokens = c.tokens,
+                                        .comm_sms = overlapped ? 0 : 16,
+                                        .overlapped = overlapped,
+                                        .overlap_down = false}});
+  REQUIRE(plan.ok());
+  run_case(c, {.plan = *plan});
+}
+
 TEST_CASE("GC-MoE with a per-bucket partition plan, no partition included") {
   MoeLayerCase c;
   c.family = MoeFamily::kGlm52;

@@ -113,8 +113,51 @@ TEST_CASE("Partition plan: the overlapped body where it won every pair and no sp
             .code() == StatusCode::kInvalidArgument);
 }
 
+TEST_CASE("Partition plan: L2 without PDL where the chosen graph lost to itself with it") {
+  std::vector<GcPartitionMeasurement> m = {
+      // A split, PDL kept.
+      {.tokens = 1, .sequential_us = 120.0, .gc_us = {{16, 100.0}}},
+      // The same split, but it ran faster without PDL in every pair: a step of its own.
+      {.tokens = 2,
+       .sequential_us = 150.0,
+       .gc_us = {{16, 130.0}},
+       .without_pdl_won_every_round = true},
+      // The overlapped body without PDL.
+      {.tokens = 128,
+       .sequential_us = 2300.0,
+       .overlapped_us = 2200.0,
+       .overlapped_won_every_round = true,
+       .without_pdl_won_every_round = true},
+      // The sequential graph has no PDL: the flag does not make a step of its own.
+      {.tokens = 256, .sequential_us = 4000.0, .without_pdl_won_every_round = true},
+      {.tokens = 512, .sequential_us = 8000.0},
+  };
+  auto plan = GcPartitionPlan::choose(m, 1.02);
+  REQUIRE(plan.ok());
+  std::vector<GcPartitionStep> const want = {
+      {.max_tokens = 1, .comm_sms = 16},
+      {.max_tokens = 2, .comm_sms = 16, .overlap_down = false},
+      {.max_tokens = 128, .overlapped = true, .overlap_down = false},
+      {.max_tokens = 512}};
+  CHECK(std::vector<GcPartitionStep>(plan->steps().begin(), plan->steps().end()) == want);
+  CHECK(plan->step(1).overlap_down);
+  CHECK_FALSE(plan->step(2).overlap_down);
+  CHECK(plan->step(300).overlap_down);
+  // Without any PDL verdict the choice is the same with PDL everywhere (the bench's first pass).
+  for (GcPartitionMeasurement& x : m) {
+    x.without_pdl_won_every_round = false;
+  }
+  auto first = GcPartitionPlan::choose(m, 1.02);
+  REQUIRE(first.ok());
+  for (GcPartitionStep const& step : first->steps()) {
+    CHECK(step.overlap_down);
+  }
+  CHECK(first->steps().size() == 3);
+}
+
 TEST_CASE("Partition plan: JSON round trip and bad JSON") {
-  auto plan = GcPartitionPlan::create({{1, 16}, {2, 0, true}, {8, 0, false, true}, {256, 24}});
+  auto plan = GcPartitionPlan::create(
+      {{1, 16}, {2, 0, true}, {8, 0, false, true}, {16, 8, false, false, false}, {256, 24}});
   REQUIRE(plan.ok());
   auto back = GcPartitionPlan::from_json(plan->to_json());
   REQUIRE(back.ok());
@@ -122,11 +165,19 @@ TEST_CASE("Partition plan: JSON round trip and bad JSON") {
         std::vector<GcPartitionStep>(plan->steps().begin(), plan->steps().end()));
   CHECK(back->step(2).shared_separate);
   CHECK(back->step(5).overlapped);
-  // Plans written before "overlapped" existed read as the sequential graph.
+  CHECK_FALSE(back->step(12).overlap_down);
+  CHECK(back->step(100).overlap_down);
+  // Plans written before "overlapped" existed read as the sequential graph, and before
+  // "overlap_down" with L2 by PDL.
   auto old = GcPartitionPlan::from_json(
       "{\"steps\": [{\"max_tokens\": 4, \"comm_sms\": 0, \"shared_separate\": true}]}");
   REQUIRE(old.ok());
   CHECK_FALSE(old->step(4).overlapped);
+  CHECK(old->step(4).overlap_down);
+  CHECK(GcPartitionPlan::from_json(
+            "{\"steps\": [{\"max_tokens\": 1, \"comm_sms\": 8, \"overlap_down\": 0}]}")
+            .status()
+            .code() == StatusCode::kInvalidArgument);
   CHECK(GcPartitionPlan::from_json(
             "{\"steps\": [{\"max_tokens\": 1, \"comm_sms\": 0, \"overlapped\": \"yes\"}]}")
             .status()
