@@ -11,6 +11,7 @@
 #include "kernels/moe/fp8_expert_gemm.h"
 #include "kernels/moe/fp8_expert_wgmma_layout.h"
 #include "kernels/moe/fp8_expert_wgmma_pass.cuh"
+#include "kernels/moe/stage_ring_cursor.cuh"
 
 namespace gcmoe::kernels::fp8_wgmma {
 

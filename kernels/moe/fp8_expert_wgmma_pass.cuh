@@ -11,6 +11,7 @@
 #include "kernels/moe/expert_pass_epilogue.cuh"
 #include "kernels/moe/fp8_expert_gemm.h"
 #include "kernels/moe/fp8_expert_wgmma_layout.h"
+#include "kernels/moe/stage_ring_cursor.cuh"
 
 namespace gcmoe::kernels::fp8_wgmma {
 
@@ -38,23 +39,6 @@ struct PassView {
   int wg = 0;
   int lane = 0;
 };
-
-// A stage's place in the ring: its index and the phase parity its full barrier completes with
-// for the current round. Advanced by increment per chunk (v2.13: `it % kStages` and
-// `it / kStages` per chunk were ~10 uniform-datapath instructions of the loop).
-struct StageCursor {
-  int s = 0;
-  std::uint32_t phase = 0;
-};
-
-// The cursor of a CTA's stage use `use` (counted from 0 across its passes) in a ring of kStages:
-// that use's stage, and the parity its full barrier completes with. Its previous use of the stage
-// was released in the phase of parity `phase ^ 1` (a fresh barrier's parity 1 counts as complete,
-// so the first round's waits pass at once).
-template <int kStages>
-__device__ __forceinline__ StageCursor stage_cursor(int use) {
-  return {use % kStages, static_cast<std::uint32_t>(use / kStages) & 1u};
-}
 
 // The descriptor of a 128-byte-swizzled operand at a shared address, as two 32-bit halves: the
 // high half is a constant, and a k-step of 32 bytes adds 2 to the low half's address field (shared
@@ -191,10 +175,7 @@ __device__ __forceinline__ void consume_pass(float (&acc)[kN / 2], int& it, Pass
     if (v.lane == 0) {
       ptx::mbarrier_arrive(v.empty0 + 8u * static_cast<std::uint32_t>(s));
     }
-    if (++cursor.s == kStages) {
-      cursor.s = 0;
-      cursor.phase ^= 1u;
-    }
+    advance<kStages>(cursor);
   }
 }
 

@@ -18,6 +18,7 @@
 #include "kernels/moe/fp8_expert_gemm.h"
 #include "kernels/moe/mxfp4_expert_wgmma_layout.h"
 #include "kernels/moe/mxfp4_register_decode.cuh"
+#include "kernels/moe/stage_ring_cursor.cuh"
 
 namespace gcmoe::kernels::mxfp4_wgmma {
 
@@ -121,10 +122,10 @@ __global__ void __launch_bounds__((kWgs * 4 + kFeedWarps) * 32, kMinBlocks)
     for (int pass = first_pass; pass < row_end; pass += passes * kN) {
       int const rows = min(kN, row_end - pass);
       auto const issue_weights = [&](int c) {
-        int const s = (it + c) % kStages;
+        StageCursor const use = stage_cursor<kStages>(it + c);
+        int const s = use.s;
         std::uint32_t const full_bar = ptx::smem_address(&full_w[s]);
-        ptx::mbarrier_wait(ptx::smem_address(&empty_w[s]),
-                           (static_cast<std::uint32_t>((it + c) / kStages) & 1u) ^ 1u);
+        ptx::mbarrier_wait(ptx::smem_address(&empty_w[s]), use.phase ^ 1u);
         std::uint32_t const stage = smem_base + static_cast<std::uint32_t>(s * kStageBytes);
         if (lane == 0) {
           // The group's kWgs images of chunk c are contiguous (mxfp4_wgmma_image): one bulk copy
@@ -138,10 +139,10 @@ __global__ void __launch_bounds__((kWgs * 4 + kFeedWarps) * 32, kMinBlocks)
         }
       };
       auto const issue_tokens = [&](int c) {
-        int const s = (it + c) % kStages;
+        StageCursor const use = stage_cursor<kStages>(it + c);
+        int const s = use.s;
         std::uint32_t const full_bar = ptx::smem_address(&full_x[s]);
-        ptx::mbarrier_wait(ptx::smem_address(&empty_x[s]),
-                           (static_cast<std::uint32_t>((it + c) / kStages) & 1u) ^ 1u);
+        ptx::mbarrier_wait(ptx::smem_address(&empty_x[s]), use.phase ^ 1u);
         std::uint32_t const x_stage = smem_base + static_cast<std::uint32_t>(s * kStageBytes);
         if constexpr (kTmaX) {
           // One TMA tensor copy of the pass's kN rows (128-byte swizzle, as the cp.async path
@@ -194,8 +195,7 @@ __global__ void __launch_bounds__((kWgs * 4 + kFeedWarps) * 32, kMinBlocks)
     return (static_cast<std::uint64_t>(desc_hi) << 32) | lo;
   };
 
-  int s = 0;
-  std::uint32_t phase = 0;
+  StageCursor cursor;
   for (int pass = first_pass; pass < row_end; pass += passes * kN) {
     int const rows = min(kN, row_end - pass);
     float acc[kN / 2];
@@ -205,17 +205,15 @@ __global__ void __launch_bounds__((kWgs * 4 + kFeedWarps) * 32, kMinBlocks)
     }
     if (stream_only != 0) {
       for (int c = 0; c < chunks; ++c) {
-        ptx::mbarrier_wait(bars + 8 * s, phase);
-        ptx::mbarrier_wait(bars + 8 * (s + kStages), phase);
+        int const s = cursor.s;
+        ptx::mbarrier_wait(bars + 8 * s, cursor.phase);
+        ptx::mbarrier_wait(bars + 8 * (s + kStages), cursor.phase);
         __syncwarp();
         if (lane == 0) {
           ptx::mbarrier_arrive(bars + 8 * (s + 2 * kStages));
           ptx::mbarrier_arrive(bars + 8 * (s + 3 * kStages));
         }
-        if (++s == kStages) {
-          s = 0;
-          phase ^= 1u;
-        }
+        advance<kStages>(cursor);
       }
       continue;
     }
@@ -227,7 +225,8 @@ __global__ void __launch_bounds__((kWgs * 4 + kFeedWarps) * 32, kMinBlocks)
     auto const chunk_loop = [&](auto width) {
       constexpr int kW = decltype(width)::value;
       for (int c = 0; c < chunks; ++c) {
-        ptx::mbarrier_wait(bars + 8 * s, phase);
+        int const s = cursor.s;
+        ptx::mbarrier_wait(bars + 8 * s, cursor.phase);
         int const so = s * kStageBytes;
         std::uint32_t const b_desc = desc0_lo + static_cast<std::uint32_t>(so >> 4);
         uint4 const q0 = load_shared_16(my_codes + so);
@@ -241,7 +240,7 @@ __global__ void __launch_bounds__((kWgs * 4 + kFeedWarps) * 32, kMinBlocks)
             ptx::mbarrier_arrive(bars + 8 * (s + 2 * kStages));
           }
         }
-        ptx::mbarrier_wait(bars + 8 * (s + kStages), phase);
+        ptx::mbarrier_wait(bars + 8 * (s + kStages), cursor.phase);
         if constexpr (!kTmaX) {
           // The x rows (cp.async, generic proxy) are read by the WGMMA (async proxy). By TMA they
           // are written in the async proxy already, and the fence (MEMBAR.ALL.CTA and 5 more
@@ -289,10 +288,7 @@ __global__ void __launch_bounds__((kWgs * 4 + kFeedWarps) * 32, kMinBlocks)
           }
           ptx::mbarrier_arrive(bars + 8 * (s + 3 * kStages));
         }
-        if (++s == kStages) {
-          s = 0;
-          phase ^= 1u;
-        }
+        advance<kStages>(cursor);
       }
     };
     // 17-24 rows: 24 columns in a 32-row pass (a 16-row pass never gets here).

@@ -33,6 +33,7 @@
 #include "kernels/moe/mxfp4_expert_wgmma_kernel.cuh"
 #include "kernels/moe/mxfp4_expert_wgmma_layout.h"
 #include "kernels/moe/mxfp4_register_decode.cuh"
+#include "kernels/moe/stage_ring_cursor.cuh"
 
 namespace gcmoe::kernels::mxfp4_wgmma {
 
@@ -138,9 +139,9 @@ __global__ void __launch_bounds__(kWgs * 128, kMinBlocks)
     // previous use (a fresh barrier's parity 1 counts as complete), thread 0 issues the weight
     // images' bulk copies; then (fill_tokens) every thread its x units and scale.
     auto const fill_weights = [&](int c, int use) {
-      int const s = use % kStages;
-      ptx::mbarrier_wait(bars + 8 * (kStages + s),
-                         (static_cast<std::uint32_t>(use / kStages) & 1u) ^ 1u);
+      StageCursor const cursor = stage_cursor<kStages>(use);
+      int const s = cursor.s;
+      ptx::mbarrier_wait(bars + 8 * (kStages + s), cursor.phase ^ 1u);
       if (tid == 0) {
         std::uint32_t const full_bar = bars + 8 * s;
         std::uint32_t const stage = smem_base + static_cast<std::uint32_t>(s * kStageBytes);
@@ -166,7 +167,7 @@ __global__ void __launch_bounds__(kWgs * 128, kMinBlocks)
     std::uint8_t const* const unit_src = args.x + (pass + r0) * k_total + (tid % 8) * 16;
     float const* const scale_src = args.x_scales + (pass + tid) * static_cast<std::int64_t>(chunks);
     auto const fill_tokens = [&](int c, int use) {
-      int const s = use % kStages;
+      int const s = stage_cursor<kStages>(use).s;
       std::uint32_t const stage = smem_base + static_cast<std::uint32_t>(s * kStageBytes);
       if constexpr (kTmaX) {
         // The x rows' bytes are in thread 0's expect_tx (fill_weights, issued first).
@@ -230,9 +231,9 @@ __global__ void __launch_bounds__(kWgs * 128, kMinBlocks)
         fill_weights(next, it + next);
         fill_tokens(next, it + next);
       }
-      int const use = it + c;
-      int const s = use % kStages;
-      ptx::mbarrier_wait(bars + 8 * s, static_cast<std::uint32_t>(use / kStages) & 1u);
+      StageCursor const cursor = stage_cursor<kStages>(it + c);
+      int const s = cursor.s;
+      ptx::mbarrier_wait(bars + 8 * s, cursor.phase);
       if (stream_only == 0) {
         if constexpr (!kTmaX) {
           // The x rows (cp.async, generic proxy) are read by the WGMMA (async proxy); by TMA
