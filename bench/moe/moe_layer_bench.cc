@@ -45,6 +45,7 @@
 #include "bench/common/gpu_timing.h"
 #include "bench/common/moe_layer_weights.h"
 #include "bench/common/paired_rounds.h"
+#include "bench/moe/moe_layer_timing.h"
 #include "engine/backends/cuda/device_buffer.h"
 #include "engine/common/cuda_check.h"
 #include "kernels/moe/gc_moe_layer.h"
@@ -74,97 +75,11 @@ struct Options {
   int rounds = 9;
 };
 
-// Experts the layer's own routing touched for `tokens` tokens (after a sequential run).
-StatusOr<std::size_t> touched_experts(kernels::MoeLayerSequential& steps, int tokens, int top_k,
-                                      cudaStream_t stream) {
-  std::vector<std::int32_t> ids(static_cast<std::size_t>(tokens) * top_k);
-  GCMOE_CHECK_CUDA(cudaMemcpyAsync(ids.data(), steps.topk_ids(), ids.size() * sizeof(std::int32_t),
-                                   cudaMemcpyDeviceToHost, stream));
-  GCMOE_CHECK_CUDA(cudaStreamSynchronize(stream));
-  return std::set<int>(ids.begin(), ids.end()).size();
-}
-
-// One GC-MoE layer's time per layer (µs) at `tokens`: prepared, replayed once (which moves it to
-// the bucket's stream, where the timing records its events), then timed over `options.layers`
-// back-to-back replays; a timed-out wait fails the benchmark.
-StatusOr<double> time_gc_layer(kernels::GcMoeLayer& layer,
-                               kernels::MoeLayerDeviceWeights const& weights, float const* x,
-                               float* out, int tokens, Options const& options) {
-  GCMOE_RETURN_IF_ERROR(layer.prepare(weights, x, out, tokens));
-  GCMOE_RETURN_IF_ERROR(layer.replay(tokens));
-  GCMOE_RETURN_IF_ERROR(layer.synchronize());
-  GCMOE_ASSIGN_OR_RETURN(double const us,
-                         time_launches(layer.stream(), options.reps, [&]() -> Status {
-                           for (int l = 0; l < options.layers; ++l) {
-                             GCMOE_RETURN_IF_ERROR(layer.replay(tokens));
-                           }
-                           return Status();
-                         }));
-  GCMOE_RETURN_IF_ERROR(layer.synchronize());
-  return us / options.layers;
-}
-
-// The sequential baseline's graph replayed `options.layers` times back to back per timing: µs per
-// layer.
-StatusOr<double> time_sequential(cuda::Graph const& sequential, Options const& options,
-                                 cudaStream_t stream) {
-  GCMOE_ASSIGN_OR_RETURN(double const us, time_launches(stream, options.reps, [&]() -> Status {
-                           for (int l = 0; l < options.layers; ++l) {
-                             GCMOE_RETURN_IF_ERROR(sequential.launch(stream));
-                           }
-                           return Status();
-                         }));
-  return us / options.layers;
-}
-
-// The planned layer and the sequential graph (its placement of the shared expert the faster of the
-// sweep's), timed in options.rounds pairs, the order alternating (bench/common/paired_rounds.h).
-StatusOr<PairedSummary> time_back_to_back(kernels::GcMoeLayer& planned,
-                                          kernels::GcMoeLayer& baseline,
-                                          kernels::MoeLayerDeviceWeights const& weights,
-                                          float const* x, float* out, int tokens,
-                                          kernels::SharedExpertLaunch placement,
-                                          Options const& options, cudaStream_t stream) {
-  GCMOE_ASSIGN_OR_RETURN(cuda::Graph const sequential,
-                         baseline.sequential_graph(weights, x, out, tokens, stream, placement));
-  std::vector<double> planned_us;
-  std::vector<double> sequential_us;
-  for (int round = 0; round < options.rounds; ++round) {
-    double seq = 0.0;
-    double gc = 0.0;
-    if (baseline_first(round)) {
-      GCMOE_ASSIGN_OR_RETURN(seq, time_sequential(sequential, options, stream));
-      GCMOE_ASSIGN_OR_RETURN(gc, time_gc_layer(planned, weights, x, out, tokens, options));
-    } else {
-      GCMOE_ASSIGN_OR_RETURN(gc, time_gc_layer(planned, weights, x, out, tokens, options));
-      GCMOE_ASSIGN_OR_RETURN(seq, time_sequential(sequential, options, stream));
-    }
-    sequential_us.push_back(seq);
-    planned_us.push_back(gc);
-  }
-  return summarize_pairs(planned_us, sequential_us);
-}
-
-// Two GC-MoE layers in options.rounds pairs, the order alternating (bench/common/paired_rounds.h).
-StatusOr<PairedSummary> time_gc_pairs(kernels::GcMoeLayer& candidate, kernels::GcMoeLayer& baseline,
-                                      kernels::MoeLayerDeviceWeights const& weights, float const* x,
-                                      float* out, int tokens, Options const& options) {
-  std::vector<double> candidate_us;
-  std::vector<double> baseline_us;
-  for (int round = 0; round < options.rounds; ++round) {
-    for (bool const candidate_turn : {!baseline_first(round), baseline_first(round)}) {
-      kernels::GcMoeLayer& layer = candidate_turn ? candidate : baseline;
-      GCMOE_ASSIGN_OR_RETURN(double const us,
-                             time_gc_layer(layer, weights, x, out, tokens, options));
-      (candidate_turn ? candidate_us : baseline_us).push_back(us);
-    }
-  }
-  return summarize_pairs(candidate_us, baseline_us);
-}
-
 // `clock`: the SM clock over each back-to-back comparison.
 StatusOr<nlohmann::json> run_model(ModelShape const& m, Options const& options, double ceiling_gbps,
                                    cudaStream_t stream, GpuClockSampler& clock) {
+  LayerTiming const timing{
+      .reps = options.reps, .layers = options.layers, .rounds = options.rounds};
   PackedExpertSections const s = sections(m);
   // The routed experts, then the shared expert as expert m.experts — or, with MXFP4 routed
   // experts, the FP8 shared expert in a buffer of its own.
@@ -283,7 +198,7 @@ StatusOr<nlohmann::json> run_model(ModelShape const& m, Options const& options, 
         GCMOE_ASSIGN_OR_RETURN(cuda::Graph const sequential,
                                layers.front()->sequential_graph(weights, x.data(), out.data(),
                                                                 tokens, stream, placement));
-        GCMOE_ASSIGN_OR_RETURN(double const us, time_sequential(sequential, options, stream));
+        GCMOE_ASSIGN_OR_RETURN(double const us, time_sequential(sequential, timing, stream));
         seq_variants.push_back(us);  // per layer
       }
       double const seq = *std::min_element(seq_variants.begin(), seq_variants.end());
@@ -297,11 +212,11 @@ StatusOr<nlohmann::json> run_model(ModelShape const& m, Options const& options, 
       GCMOE_ASSIGN_OR_RETURN(
           PairedSummary const overlapped,
           time_back_to_back(overlapped_layer, *layers.front(), weights, x.data(), out.data(),
-                            tokens, baseline.placement, options, stream));
+                            tokens, baseline.placement, timing, stream));
       std::vector<double> gc_us;
       for (auto& layer : layers) {
         GCMOE_ASSIGN_OR_RETURN(
-            double const us, time_gc_layer(*layer, weights, x.data(), out.data(), tokens, options));
+            double const us, time_gc_layer(*layer, weights, x.data(), out.data(), tokens, timing));
         gc_us.push_back(us);
       }
       double const bytes = static_cast<double>(touched) * expert_bytes +
@@ -323,7 +238,7 @@ StatusOr<nlohmann::json> run_model(ModelShape const& m, Options const& options, 
       nlohmann::json ablation_points = nlohmann::json::object();
       for (auto& [name, layer] : ablations) {
         GCMOE_ASSIGN_OR_RETURN(
-            double const us, time_gc_layer(*layer, weights, x.data(), out.data(), tokens, options));
+            double const us, time_gc_layer(*layer, weights, x.data(), out.data(), tokens, timing));
         fmt::print(" {:>18.1f}", us);
         ablation_points[name] = us;
       }
@@ -346,7 +261,7 @@ StatusOr<nlohmann::json> run_model(ModelShape const& m, Options const& options, 
         GCMOE_ASSIGN_OR_RETURN(
             PairedSummary const split,
             time_back_to_back(*layers[best], *layers.front(), weights, x.data(), out.data(), tokens,
-                              baseline.placement, options, stream));
+                              baseline.placement, timing, stream));
         bool const kept = split.won_every_round();
         if (kept) {
           sample.gc_us.emplace_back(comm_sms[best], split.candidate_us);
@@ -401,7 +316,7 @@ StatusOr<nlohmann::json> run_model(ModelShape const& m, Options const& options, 
         }
         GCMOE_ASSIGN_OR_RETURN(
             PairedSummary const pdl,
-            time_gc_pairs(without_pdl, with_pdl, weights, x.data(), out.data(), tokens, options));
+            time_gc_pairs(without_pdl, with_pdl, weights, x.data(), out.data(), tokens, timing));
         measured[i].without_pdl_won_every_round = pdl.won_every_round();
         points[first_point + i]["l2_without_pdl_in_pairs"] = {
             {"without_pdl_us", pdl.candidate_us},
@@ -424,8 +339,8 @@ StatusOr<nlohmann::json> run_model(ModelShape const& m, Options const& options, 
                nlohmann::json::parse(plan.to_json())["steps"].dump());
     for (std::size_t i = 0; i < measured.size(); ++i) {
       int const tokens = measured[i].tokens;
-      GCMOE_ASSIGN_OR_RETURN(double const per_layer, time_gc_layer(planned, weights, x.data(),
-                                                                   out.data(), tokens, options));
+      GCMOE_ASSIGN_OR_RETURN(double const per_layer,
+                             time_gc_layer(planned, weights, x.data(), out.data(), tokens, timing));
       nlohmann::json& point = points[first_point + i];
       point["planned_comm_sms"] = planned.comm_sms(tokens);
       point["planned_overlap_down"] = plan.step(tokens).overlap_down;
@@ -437,7 +352,7 @@ StatusOr<nlohmann::json> run_model(ModelShape const& m, Options const& options, 
       clock.start();
       StatusOr<PairedSummary> const timed =
           time_back_to_back(planned, *layers.front(), weights, x.data(), out.data(), tokens,
-                            baselines[i].placement, options, stream);
+                            baselines[i].placement, timing, stream);
       ClockStats const clocks = clock.stop();
       GCMOE_ASSIGN_OR_RETURN(PairedSummary const b2b, timed);
       // The SM clock over the rounds (the 700 W cap lowers it for the MXFP4 kernels:
