@@ -39,4 +39,16 @@ nlohmann::json paired_json(PairedSummary const& s) {
           {"rounds_faster", s.rounds_won}, {"round_speedups", s.speedups}};
 }
 
+nlohmann::json paired_json(PairedSummary const& s, std::string const& candidate,
+                           std::string const& baseline) {
+  return {{candidate + "_us", s.candidate_us},
+          {baseline + "_us", s.baseline_us},
+          {"speedup", s.speedup},
+          {"speedup_min", s.speedup_min},
+          {"speedup_max", s.speedup_max},
+          {"rounds", s.rounds},
+          {"rounds_" + candidate + "_faster", s.rounds_won},
+          {"round_speedups", s.speedups}};
+}
+
 }  // namespace gcmoe::bench

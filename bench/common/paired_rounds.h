@@ -8,6 +8,7 @@
 // CUDA: unit-tested everywhere (tests/unit/bench).
 
 #include <nlohmann/json.hpp>
+#include <string>
 #include <vector>
 
 namespace gcmoe::bench {
@@ -37,5 +38,11 @@ PairedSummary summarize_pairs(std::vector<double> const& candidate_us,
 // {"time_us", "sequential_us", "speedup", "speedup_min", "speedup_max", "rounds",
 // "rounds_faster", "round_speedups"} for a result's JSON (the baseline is the sequential layer).
 nlohmann::json paired_json(PairedSummary const& s);
+
+// The same with the two sides named: {"<candidate>_us", "<baseline>_us", "speedup", "speedup_min",
+// "speedup_max", "rounds", "rounds_<candidate>_faster", "round_speedups"} (e.g. "without_pdl",
+// "with_pdl").
+nlohmann::json paired_json(PairedSummary const& s, std::string const& candidate,
+                           std::string const& baseline);
 
 }  // namespace gcmoe::bench

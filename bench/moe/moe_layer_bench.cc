@@ -318,15 +318,8 @@ StatusOr<nlohmann::json> run_model(ModelShape const& m, Options const& options, 
             PairedSummary const pdl,
             time_gc_pairs(without_pdl, with_pdl, weights, x.data(), out.data(), tokens, timing));
         measured[i].without_pdl_won_every_round = pdl.won_every_round();
-        points[first_point + i]["l2_without_pdl_in_pairs"] = {
-            {"without_pdl_us", pdl.candidate_us},
-            {"with_pdl_us", pdl.baseline_us},
-            {"speedup", pdl.speedup},
-            {"speedup_min", pdl.speedup_min},
-            {"speedup_max", pdl.speedup_max},
-            {"rounds", pdl.rounds},
-            {"rounds_without_faster", pdl.rounds_won},
-            {"round_speedups", pdl.speedups}};
+        points[first_point + i]["l2_without_pdl_in_pairs"] =
+            paired_json(pdl, "without_pdl", "with_pdl");
         fmt::print("{} {:>4} L2 without PDL in pairs: {:.3f}x ({:.3f}-{:.3f}, faster in {}/{})\n",
                    shared ? "shared " : "routed ", tokens, pdl.speedup, pdl.speedup_min,
                    pdl.speedup_max, pdl.rounds_won, pdl.rounds);

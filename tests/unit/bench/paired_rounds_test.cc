@@ -42,6 +42,11 @@ TEST_CASE("Paired rounds: median of the per-round ratios, spread and rounds won"
   CHECK(j["rounds_faster"] == 4);
   CHECK(j["speedup"].get<double>() == Approx(120.0 / 118.0));
   CHECK(j["round_speedups"].size() == 5);
+  nlohmann::json const named = paired_json(s, "without_pdl", "with_pdl");
+  CHECK(named["without_pdl_us"].get<double>() == Approx(100.0));
+  CHECK(named["with_pdl_us"].get<double>() == Approx(103.0));
+  CHECK(named["rounds_without_pdl_faster"] == 4);
+  CHECK_FALSE(named.contains("time_us"));
 }
 
 TEST_CASE("Paired rounds: no verdict from mismatched or empty inputs") {
