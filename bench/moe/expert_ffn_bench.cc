@@ -61,8 +61,6 @@ constexpr int kRanks = 8;
 constexpr int kRotations = 4;
 // Tokens per rank; --tokens picks one of them.
 constexpr int kTokenSweep[] = {1, 2, 4, 8, 16, 32, 64, 128, 256};
-// The kernels refuse larger rows-per-expert hints (fp8_expert_wgmma.cu).
-constexpr int kMaxHint = 1 << 20;
 
 struct Options {
   std::string out = "expert_ffn.json";
@@ -379,7 +377,7 @@ int main(int argc, char** argv) {
       ->check(CLI::IsMember({"ep1", "ep8_rank"}));
   app.add_option("--hint", options.hint,
                  "rows-per-expert hint for every batch (0: each batch's largest rows per expert)")
-      ->check(CLI::Range(0, gcmoe::bench::kMaxHint));
+      ->check(CLI::Range(0, gcmoe::kernels::kExpertGemmMaxRowsHint));
   CLI11_PARSE(app, argc, argv);
   gcmoe::Status const status = gcmoe::bench::run(options);
   if (!status.ok()) {

@@ -27,6 +27,8 @@ enum class RequantScale { kPow2, kAmaxOver448 };
 // Tiles per expert must be a multiple of this (L1 CTAs own 16 tiles = 128 outputs).
 inline constexpr int kExpertGemmWarps = 16;
 inline constexpr int kExpertGemmMaxPassRows = 32;  // rows (slots) per weight pass, at most
+// The largest rows_per_expert_hint the WGMMA launchers (FP8 and MXFP4) accept.
+inline constexpr int kExpertGemmMaxRowsHint = 1 << 20;
 
 struct Fp8ExpertGemmArgs {
   ExpertGemmStage stage = ExpertGemmStage::kGateUp;

@@ -181,7 +181,8 @@ Status launch_fp8_expert_wgmma(Fp8ExpertGemmArgs const& args, cudaStream_t strea
   // CTAs own 128 outputs (L1: 16 tiles of 8, one requantization group) or 128 rows (L2: 8 of 16).
   GCMOE_CHECK_ARG_MSG(args.tiles > 0 && args.tiles % (gate_up ? 16 : 8) == 0,
                       "fp8 expert wgmma: I and H must be positive multiples of 128");
-  GCMOE_CHECK_ARG_MSG(args.rows_per_expert_hint <= (1 << 20), "fp8 expert wgmma: bad hint");
+  GCMOE_CHECK_ARG_MSG(args.rows_per_expert_hint <= kExpertGemmMaxRowsHint,
+                      "fp8 expert wgmma: bad hint");
   GCMOE_CHECK_ARG_MSG(
       reinterpret_cast<std::uintptr_t>(args.weights) % 16 == 0 && args.weight_stride % 16 == 0,
       "fp8 expert wgmma: weights must be 16-byte aligned (bulk copies)");

@@ -234,7 +234,8 @@ Status launch_mxfp4_expert_wgmma(Fp8ExpertGemmArgs const& args, cudaStream_t str
   bool const gate_up = args.stage == ExpertGemmStage::kGateUp;
   GCMOE_CHECK_ARG_MSG(args.tiles > 0 && args.tiles % (gate_up ? 16 : 8) == 0,
                       "mxfp4 expert wgmma: I and H must be positive multiples of 128");
-  GCMOE_CHECK_ARG_MSG(args.rows_per_expert_hint <= (1 << 20), "mxfp4 expert wgmma: bad hint");
+  GCMOE_CHECK_ARG_MSG(args.rows_per_expert_hint <= kExpertGemmMaxRowsHint,
+                      "mxfp4 expert wgmma: bad hint");
   // An option of the FP8 WGMMA version this kernel does not implement: refused, never ignored
   // (a fixed expert comes without offsets).
   GCMOE_CHECK_ARG_MSG(args.fixed_expert < 0,
