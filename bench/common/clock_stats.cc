@@ -24,6 +24,19 @@ ClockStats summarize(std::vector<ClockSample> const& samples) {
   return stats;
 }
 
+ClockStats merge(ClockStats const& a, ClockStats const& b) {
+  if (a.samples == 0 || b.samples == 0) {
+    return a.samples == 0 ? b : a;
+  }
+  double const n = a.samples + b.samples;
+  auto const weighted = [&](double x, double y) { return (x * a.samples + y * b.samples) / n; };
+  return {.samples = a.samples + b.samples,
+          .sm_mhz_mean = weighted(a.sm_mhz_mean, b.sm_mhz_mean),
+          .sm_mhz_min = std::min(a.sm_mhz_min, b.sm_mhz_min),
+          .power_w_mean = weighted(a.power_w_mean, b.power_w_mean),
+          .power_capped = weighted(a.power_capped, b.power_capped)};
+}
+
 nlohmann::json clock_json(ClockStats const& stats) {
   return {{"samples", stats.samples},
           {"sm_mhz_mean", stats.sm_mhz_mean},

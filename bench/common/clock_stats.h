@@ -31,6 +31,10 @@ struct ClockStats {
 // Mean, minimum and power-cap fraction of `samples`.
 ClockStats summarize(std::vector<ClockSample> const& samples);
 
+// The statistics of a and b's samples together (means weighted by their sample counts; a side
+// with no samples contributes nothing).
+ClockStats merge(ClockStats const& a, ClockStats const& b);
+
 // {"samples", "sm_mhz_mean", "sm_mhz_min", "power_w_mean", "power_capped"} for a result's JSON.
 nlohmann::json clock_json(ClockStats const& stats);
 

@@ -2,16 +2,9 @@
 
 #include <algorithm>
 
+#include "bench/common/column_rounds.h"
+
 namespace gcmoe::bench {
-namespace {
-
-// The upper median (the middle value of an odd count), as gpu_timing's median.
-double upper_median(std::vector<double> values) {
-  std::sort(values.begin(), values.end());
-  return values.empty() ? 0.0 : values[values.size() / 2];
-}
-
-}  // namespace
 
 PairedSummary summarize_pairs(std::vector<double> const& candidate_us,
                               std::vector<double> const& baseline_us) {

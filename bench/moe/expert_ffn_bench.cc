@@ -2,8 +2,10 @@
 // mma.sync and kernels/moe/fp8_expert_wgmma.h on WGMMA; L1 gate/up + SwiGLU + requantization, then
 // L2 down) at GLM-5.2's shape (H 6144, I 2048, 256 experts, top-8), for T
 // tokens per rank routed over all experts on one GPU ("ep1") and over one rank's eighth of them
-// ("ep8_rank": T·8 tokens route globally, the rank keeps the pairs of its 32 experts). Time is the
-// median graph replay; bytes are the touched experts' packed weights and scales; the ceiling is the
+// ("ep8_rank": T·8 tokens route globally, the rank keeps the pairs of its 32 experts). A column's
+// time is the median over --rounds rounds (the columns' order reversed every other round, so the
+// power cap's clock drop falls on all alike: bench/common/column_rounds.h) of each round's median
+// graph replay; bytes are the touched experts' packed weights and scales; the ceiling is the
 // best memory rate measured in the same run (cudaMemcpy, SM copy, SM read-only stream). The
 // kernel's configuration hint is each batch's true largest rows-per-expert (known here because
 // the routing is drawn on the host; the engine will take it from the previous step or a T bucket).
@@ -15,7 +17,7 @@
 // their first weight stages before waiting for L1 to finish). A point's headline is its fastest
 // column (best_kernel).
 //
-// Usage: bench_expert_ffn [--out FILE] [--reps 30] [--commit SHA] [--tokens N]
+// Usage: bench_expert_ffn [--out FILE] [--reps 30] [--rounds 3] [--commit SHA] [--tokens N]
 //                         [--scenario ep1|ep8_rank] [--hint N]
 // --tokens N: only T = N, one of the sweep's (1, 2, 4, ..., 256; 0: the whole sweep).
 // --hint N replaces each batch's true largest rows-per-expert as the kernels' configuration hint
@@ -36,6 +38,7 @@
 #include <string>
 #include <vector>
 
+#include "bench/common/column_rounds.h"
 #include "bench/common/device_fill.h"
 #include "bench/common/gpu_clock_sampler.h"
 #include "bench/common/gpu_timing.h"
@@ -69,6 +72,7 @@ struct Options {
   int only_tokens = 0;        // 0: the whole sweep; N: only T = N (profiling runs)
   std::string only_scenario;  // empty: both; "ep1" or "ep8_rank" (profiling runs)
   int hint = 0;               // 0: each batch's largest rows per expert; N: N for every batch
+  int rounds = 3;             // each column timed once per round (column_rounds.h)
 };
 
 enum class Kernel { kMmaSync, kWgmma, kWgmmaPdl };
@@ -278,20 +282,30 @@ Status run(Options const& options) {
       nlohmann::json per_kernel = nlohmann::json::object();
       double best_us = 0.0;
       std::string best_kernel;
-      for (Kernel const kernel : {Kernel::kMmaSync, Kernel::kWgmma, Kernel::kWgmmaPdl}) {
+      // The columns in rounds, the order reversed every other round (bench/common/column_rounds.h:
+      // the power cap lowers the clock within a point).
+      Kernel const columns[] = {Kernel::kMmaSync, Kernel::kWgmma, Kernel::kWgmmaPdl};
+      GCMOE_ASSIGN_OR_RETURN(
+          std::vector<ColumnRounds> const timed,
+          time_in_rounds(std::ssize(columns), options.rounds, [&](int c) -> StatusOr<ColumnSample> {
+            clock.start();
+            StatusOr<double> const us_all = time_graph(stream, 1, options.reps, [&]() -> Status {
+              for (Batch const& b : batches) {
+                GCMOE_RETURN_IF_ERROR(
+                    launch_ffn(columns[c], weights, b,
+                               options.hint > 0 ? options.hint : b.max_rows_per_expert, stream));
+              }
+              return Status();
+            });
+            ClockStats const clocks = clock.stop();
+            GCMOE_RETURN_IF_ERROR(us_all.status());
+            return ColumnSample{.us = *us_all / kRotations, .clock = clocks};
+          }));
+      for (std::size_t c = 0; c < std::size(columns); ++c) {
+        Kernel const kernel = columns[c];
         char const* const name = kernel_name(kernel);
-        clock.start();
-        StatusOr<double> const timed = time_graph(stream, 1, options.reps, [&]() -> Status {
-          for (Batch const& b : batches) {
-            GCMOE_RETURN_IF_ERROR(
-                launch_ffn(kernel, weights, b,
-                           options.hint > 0 ? options.hint : b.max_rows_per_expert, stream));
-          }
-          return Status();
-        });
-        ClockStats const clocks = clock.stop();
-        GCMOE_ASSIGN_OR_RETURN(double const us_all, timed);
-        double const us = us_all / kRotations;
+        double const us = timed[c].median_us();
+        ClockStats const& clocks = timed[c].clock;
         double const bytes = experts * weights.bytes_per_expert(kernel);
         double const gbps = bytes / (us * 1e-6) / 1e9;
         double const floor_us = bytes / (copy_gbps * 1e9) * 1e6;
@@ -305,6 +319,7 @@ Status run(Options const& options) {
                             {"weight_gbps", gbps},
                             {"floor_us", floor_us},
                             {"fraction_of_copy", gbps / copy_gbps},
+                            {"round_us", timed[c].round_us},
                             {"clock", clock_json(clocks)}};
         if (best_kernel.empty() || us < best_us) {
           best_us = us;
@@ -350,6 +365,8 @@ Status run(Options const& options) {
         {"sm_copy", ceilings.sm_copy_gbps},
         {"sm_read", ceilings.sm_read_gbps}}},
       {"rotations", kRotations},
+      {"rounds", options.rounds},
+      {"reps_per_round", options.reps},
       {"rows_hint_override", options.hint},
       {"points", points}};
   std::ofstream(options.out) << doc.dump(2) << "\n";
@@ -364,8 +381,12 @@ int main(int argc, char** argv) {
   gcmoe::bench::Options options;
   CLI::App app{"bench_expert_ffn: the FP8 expert FFN (mma.sync, WGMMA) against the copy ceiling"};
   app.add_option("--out", options.out, "JSON output file");
-  app.add_option("--reps", options.reps, "timed repetitions per point")
+  app.add_option("--reps", options.reps, "timed repetitions per column and round")
       ->check(CLI::Range(1, 10000));
+  app.add_option("--rounds", options.rounds,
+                 "rounds over the columns, the order reversed every other round; a column's time "
+                 "is the median of its rounds")
+      ->check(CLI::Range(1, 100));
   app.add_option("--commit", options.commit, "commit the binary was built from");
   // A T outside the sweep would time nothing and still write a JSON file: refused instead.
   std::vector<int> tokens_allowed = {0};

@@ -2,8 +2,9 @@
 // SwiGLU clamp + routing weight + pow2 requantization, then L2 down) at DeepSeek-V4.1-Flash's
 // shape (H 5120, I 2304, 384 experts, top-6), for T tokens per rank routed over all experts on
 // one GPU ("ep1") and over one rank's eighth of them ("ep8_rank": T·8 tokens route globally, the
-// rank keeps the pairs of its 48 experts). Time is the median graph replay over 4 independent
-// routings, the pass width chosen for the layer's rows hint (routed_rows_hint: mean + 3·sqrt(mean)
+// rank keeps the pairs of its 48 experts). A column's time is the median over --rounds rounds (the
+// columns' order reversed every other round, so the power cap's clock drop falls on all alike:
+// bench/common/column_rounds.h) of each round's median graph replay over 4 independent routings, the pass width chosen for the layer's rows hint (routed_rows_hint: mean + 3·sqrt(mean)
 // + 1, what the layer and the EP rank pass), the forced columns' side-by-side passes from it too;
 // bytes are the touched experts' packed codes and scale images; the ceiling is the best
 // memory rate measured in the same run (cudaMemcpy, SM copy, SM read-only stream).
@@ -16,10 +17,11 @@
 // release every stage unread, so the kernel's own weight stream without decode or MMA; its outputs
 // are not written), "mxfp4_pdl" (the default with L2 launched by programmatic dependent launch,
 // as the GC-MoE layer runs the pair: L2 starts on the SMs L1's last wave leaves free) and
-// "mxfp4_again" (the default timed again, last: how far identical launches in one run differ).
+// "mxfp4_again" (the default timed again, last in the list: how far identical launches in one run
+// differ).
 // A point's headline is the faster of "mxfp4" and "mxfp4_pdl" (best_kernel).
 //
-// Usage: bench_mxfp4_expert_ffn [--out FILE] [--reps 30] [--commit SHA] [--tokens N]
+// Usage: bench_mxfp4_expert_ffn [--out FILE] [--reps 30] [--rounds 3] [--commit SHA] [--tokens N]
 //                               [--scenario ep1|ep8_rank] [--pad-mib 0]
 // --tokens N: only T = N (any N from 1 to 4096, not only the sweep's).
 #include <cuda_runtime.h>
@@ -36,6 +38,7 @@
 #include <string>
 #include <vector>
 
+#include "bench/common/column_rounds.h"
 #include "bench/common/device_fill.h"
 #include "bench/common/gpu_clock_sampler.h"
 #include "bench/common/gpu_timing.h"
@@ -69,6 +72,7 @@ struct Options {
   // whether the times depend on where the buffers lie (bench/NOTES.md v5.4: identical kernels
   // differed by 5-6% between binaries and between two layers' graphs).
   int pad_mib = 0;
+  int rounds = 3;  // each column timed once per round (column_rounds.h)
 };
 
 enum class Kernel {
@@ -357,20 +361,30 @@ Status run(Options const& options) {
       GCMOE_CHECK_CUDA(cudaStreamSynchronize(stream));
       double const experts = active_sum / kRotations;
       nlohmann::json per_kernel = nlohmann::json::object();
-      for (Kernel const kernel :
-           {Kernel::kMxfp4, Kernel::kCpAsyncX, Kernel::kOnePass, Kernel::kNarrow16,
-            Kernel::kNarrow32, Kernel::kDownNarrow16, Kernel::kDownNarrow32, Kernel::kWide32,
-            Kernel::kWide64, Kernel::kStreamOnly, Kernel::kPdl, Kernel::kAgain}) {
-        clock.start();
-        StatusOr<double> const timed = time_graph(stream, 1, options.reps, [&]() -> Status {
-          for (Batch const& b : batches) {
-            GCMOE_RETURN_IF_ERROR(launch_ffn(kernel, weights, b, stream));
-          }
-          return Status();
-        });
-        ClockStats const clocks = clock.stop();
-        GCMOE_ASSIGN_OR_RETURN(double const us_all, timed);
-        double const us = us_all / kRotations;
+      // The columns in rounds, the order reversed every other round (bench/common/column_rounds.h:
+      // the power cap lowers the clock within a point).
+      Kernel const columns[] = {Kernel::kMxfp4,        Kernel::kCpAsyncX,     Kernel::kOnePass,
+                                Kernel::kNarrow16,     Kernel::kNarrow32,     Kernel::kDownNarrow16,
+                                Kernel::kDownNarrow32, Kernel::kWide32,       Kernel::kWide64,
+                                Kernel::kStreamOnly,   Kernel::kPdl,          Kernel::kAgain};
+      GCMOE_ASSIGN_OR_RETURN(
+          std::vector<ColumnRounds> const timed,
+          time_in_rounds(std::ssize(columns), options.rounds, [&](int c) -> StatusOr<ColumnSample> {
+            clock.start();
+            StatusOr<double> const us_all = time_graph(stream, 1, options.reps, [&]() -> Status {
+              for (Batch const& b : batches) {
+                GCMOE_RETURN_IF_ERROR(launch_ffn(columns[c], weights, b, stream));
+              }
+              return Status();
+            });
+            ClockStats const clocks = clock.stop();
+            GCMOE_RETURN_IF_ERROR(us_all.status());
+            return ColumnSample{.us = *us_all / kRotations, .clock = clocks};
+          }));
+      for (std::size_t c = 0; c < std::size(columns); ++c) {
+        Kernel const kernel = columns[c];
+        double const us = timed[c].median_us();
+        ClockStats const& clocks = timed[c].clock;
         double const bytes = experts * weights.bytes_per_expert();
         double const gbps = bytes / (us * 1e-6) / 1e9;
         double const floor_us = bytes / (copy_gbps * 1e9) * 1e6;
@@ -385,6 +399,7 @@ Status run(Options const& options) {
                                            {"weight_gbps", gbps},
                                            {"floor_us", floor_us},
                                            {"fraction_of_copy", gbps / copy_gbps},
+                                           {"round_us", timed[c].round_us},
                                            {"clock", clock_json(clocks)}};
       }
       bool const pdl_faster = per_kernel["mxfp4_pdl"]["time_us"].get<double>() <
@@ -454,6 +469,8 @@ Status run(Options const& options) {
         {"sm_copy", ceilings.sm_copy_gbps},
         {"sm_read", ceilings.sm_read_gbps}}},
       {"rotations", kRotations},
+      {"rounds", options.rounds},
+      {"reps_per_round", options.reps},
       {"points", points}};
   std::ofstream(options.out) << doc.dump(2) << "\n";
   GCMOE_CHECK_CUDA(cudaStreamDestroy(stream));
@@ -467,8 +484,12 @@ int main(int argc, char** argv) {
   gcmoe::bench::Options options;
   CLI::App app{"bench_mxfp4_expert_ffn: the MXFP4 expert FFN against the copy ceiling"};
   app.add_option("--out", options.out, "JSON output file");
-  app.add_option("--reps", options.reps, "timed repetitions per point")
+  app.add_option("--reps", options.reps, "timed repetitions per column and round")
       ->check(CLI::Range(1, 10000));
+  app.add_option("--rounds", options.rounds,
+                 "rounds over the columns, the order reversed every other round; a column's time "
+                 "is the median of its rounds")
+      ->check(CLI::Range(1, 100));
   app.add_option("--commit", options.commit, "commit the binary was built from");
   app.add_option("--tokens", options.only_tokens,
                  "only this T, any of 1..4096 (default: the sweep)")

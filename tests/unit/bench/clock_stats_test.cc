@@ -37,5 +37,28 @@ TEST_CASE("Clock statistics without samples are all zero") {
   CHECK(clock_json(s)["samples"] == 0);
 }
 
+TEST_CASE("Clock statistics of two columns' samples together") {
+  ClockStats const a{.samples = 3,
+                     .sm_mhz_mean = 1980.0,
+                     .sm_mhz_min = 1965,
+                     .power_w_mean = 600.0,
+                     .power_capped = 0.0};
+  ClockStats const b{.samples = 1,
+                     .sm_mhz_mean = 1600.0,
+                     .sm_mhz_min = 1580,
+                     .power_w_mean = 700.0,
+                     .power_capped = 1.0};
+  ClockStats const m = merge(a, b);
+  CHECK(m.samples == 4);
+  CHECK(m.sm_mhz_mean == Approx((3 * 1980.0 + 1600.0) / 4));
+  CHECK(m.sm_mhz_min == 1580u);
+  CHECK(m.power_w_mean == Approx(625.0));
+  CHECK(m.power_capped == Approx(0.25));
+  // A side without samples (NVML missing, or the first of a series) adds nothing.
+  CHECK(merge(ClockStats{}, b).sm_mhz_mean == 1600.0);
+  CHECK(merge(a, ClockStats{}).samples == 3);
+  CHECK(merge(ClockStats{}, ClockStats{}).samples == 0);
+}
+
 }  // namespace
 }  // namespace gcmoe::bench

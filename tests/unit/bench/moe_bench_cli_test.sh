@@ -63,8 +63,9 @@ expect_error() {
   finish_check
 }
 
-expect_help "$expert_ffn" --out --reps --commit --tokens --scenario --hint
+expect_help "$expert_ffn" --out --reps --rounds --commit --tokens --scenario --hint
 expect_error "$expert_ffn" --reps --reps 0
+expect_error "$expert_ffn" --rounds --rounds 0
 expect_error "$expert_ffn" --reps --reps abc
 expect_error "$expert_ffn" --reps --out x.json --reps
 expect_error "$expert_ffn" --tokens --tokens -1
@@ -73,8 +74,9 @@ expect_error "$expert_ffn" --scenario --scenario nope
 expect_error "$expert_ffn" --hint --hint -1
 expect_error "$expert_ffn" --bogus --bogus 1
 
-expect_help "$mxfp4_expert_ffn" --out --reps --commit --tokens --scenario --pad-mib
+expect_help "$mxfp4_expert_ffn" --out --reps --rounds --commit --tokens --scenario --pad-mib
 expect_error "$mxfp4_expert_ffn" --reps --reps 0
+expect_error "$mxfp4_expert_ffn" --rounds --rounds 0
 expect_error "$mxfp4_expert_ffn" --tokens --tokens 0
 expect_error "$mxfp4_expert_ffn" --tokens --tokens 4097
 expect_error "$mxfp4_expert_ffn" --scenario --scenario nope
