@@ -39,11 +39,6 @@ struct GraphRun {
 
 }  // namespace
 
-double median(std::vector<double> values) {
-  std::sort(values.begin(), values.end());
-  return values.empty() ? 0.0 : values[values.size() / 2];
-}
-
 StatusOr<double> time_graph(cudaStream_t stream, int per_graph, int reps,
                             std::function<Status()> const& body) {
   GraphRun run;
@@ -60,6 +55,15 @@ StatusOr<double> time_graph(cudaStream_t stream, int per_graph, int reps,
                            return Status();
                          }));
   return us / per_graph;
+}
+
+StatusOr<ColumnSample> time_graph_sampled(GpuClockSampler& clock, cudaStream_t stream, int reps,
+                                          int units, std::function<Status()> const& body) {
+  clock.start();
+  StatusOr<double> const us = time_graph(stream, 1, reps, body);
+  ClockStats const clocks = clock.stop();
+  GCMOE_RETURN_IF_ERROR(us.status());
+  return ColumnSample{.us = *us / units, .clock = clocks};
 }
 
 StatusOr<double> time_launches(cudaStream_t stream, int reps,
@@ -81,7 +85,7 @@ StatusOr<double> time_launches(cudaStream_t stream, int reps,
     GCMOE_CHECK_CUDA(cudaEventElapsedTime(&ms, run.start, run.stop));
     us.push_back(static_cast<double>(ms) * 1000.0);
   }
-  return median(us);
+  return upper_median(us);
 }
 
 StatusOr<double> copy_bandwidth_gbps(cudaStream_t stream) {

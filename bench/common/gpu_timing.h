@@ -8,17 +8,21 @@
 #include <functional>
 #include <vector>
 
+#include "bench/common/column_rounds.h"
+#include "bench/common/gpu_clock_sampler.h"
 #include "engine/common/status.h"
 
 namespace gcmoe::bench {
-
-// Median of `values` (the upper middle for an even count); 0 for none.
-double median(std::vector<double> values);
 
 // Captures `per_graph` calls of `body` into one CUDA graph, replays it 3 times to warm up, then
 // `reps` times between events; the median time of one call of `body`, in microseconds.
 StatusOr<double> time_graph(cudaStream_t stream, int per_graph, int reps,
                             std::function<Status()> const& body);
+
+// time_graph(stream, 1, reps, body) with `clock` sampling the SM clock and power meanwhile: one
+// column's timing for time_in_rounds, in µs per `units` (a body that runs 4 routings: 4).
+StatusOr<ColumnSample> time_graph_sampled(GpuClockSampler& clock, cudaStream_t stream, int reps,
+                                          int units, std::function<Status()> const& body);
 
 // Warms up with 3 calls of `launch`, then times `reps` calls between events on `stream`: the
 // median time of one call, in microseconds. For work that is already a graph (replays).

@@ -287,9 +287,8 @@ Status run(Options const& options) {
       Kernel const columns[] = {Kernel::kMmaSync, Kernel::kWgmma, Kernel::kWgmmaPdl};
       GCMOE_ASSIGN_OR_RETURN(
           std::vector<ColumnRounds> const timed,
-          time_in_rounds(std::ssize(columns), options.rounds, [&](int c) -> StatusOr<ColumnSample> {
-            clock.start();
-            StatusOr<double> const us_all = time_graph(stream, 1, options.reps, [&]() -> Status {
+          time_in_rounds(std::ssize(columns), options.rounds, [&](int c) {
+            return time_graph_sampled(clock, stream, options.reps, kRotations, [&]() -> Status {
               for (Batch const& b : batches) {
                 GCMOE_RETURN_IF_ERROR(
                     launch_ffn(columns[c], weights, b,
@@ -297,9 +296,6 @@ Status run(Options const& options) {
               }
               return Status();
             });
-            ClockStats const clocks = clock.stop();
-            GCMOE_RETURN_IF_ERROR(us_all.status());
-            return ColumnSample{.us = *us_all / kRotations, .clock = clocks};
           }));
       for (std::size_t c = 0; c < std::size(columns); ++c) {
         Kernel const kernel = columns[c];

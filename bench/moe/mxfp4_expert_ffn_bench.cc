@@ -4,7 +4,8 @@
 // one GPU ("ep1") and over one rank's eighth of them ("ep8_rank": T·8 tokens route globally, the
 // rank keeps the pairs of its 48 experts). A column's time is the median over --rounds rounds (the
 // columns' order reversed every other round, so the power cap's clock drop falls on all alike:
-// bench/common/column_rounds.h) of each round's median graph replay over 4 independent routings, the pass width chosen for the layer's rows hint (routed_rows_hint: mean + 3·sqrt(mean)
+// bench/common/column_rounds.h) of each round's median graph replay over 4 independent routings,
+// the pass width chosen for the layer's rows hint (routed_rows_hint: mean + 3·sqrt(mean)
 // + 1, what the layer and the EP rank pass), the forced columns' side-by-side passes from it too;
 // bytes are the touched experts' packed codes and scale images; the ceiling is the best
 // memory rate measured in the same run (cudaMemcpy, SM copy, SM read-only stream).
@@ -363,23 +364,19 @@ Status run(Options const& options) {
       nlohmann::json per_kernel = nlohmann::json::object();
       // The columns in rounds, the order reversed every other round (bench/common/column_rounds.h:
       // the power cap lowers the clock within a point).
-      Kernel const columns[] = {Kernel::kMxfp4,        Kernel::kCpAsyncX,     Kernel::kOnePass,
-                                Kernel::kNarrow16,     Kernel::kNarrow32,     Kernel::kDownNarrow16,
-                                Kernel::kDownNarrow32, Kernel::kWide32,       Kernel::kWide64,
-                                Kernel::kStreamOnly,   Kernel::kPdl,          Kernel::kAgain};
+      Kernel const columns[] = {Kernel::kMxfp4,        Kernel::kCpAsyncX, Kernel::kOnePass,
+                                Kernel::kNarrow16,     Kernel::kNarrow32, Kernel::kDownNarrow16,
+                                Kernel::kDownNarrow32, Kernel::kWide32,   Kernel::kWide64,
+                                Kernel::kStreamOnly,   Kernel::kPdl,      Kernel::kAgain};
       GCMOE_ASSIGN_OR_RETURN(
           std::vector<ColumnRounds> const timed,
-          time_in_rounds(std::ssize(columns), options.rounds, [&](int c) -> StatusOr<ColumnSample> {
-            clock.start();
-            StatusOr<double> const us_all = time_graph(stream, 1, options.reps, [&]() -> Status {
+          time_in_rounds(std::ssize(columns), options.rounds, [&](int c) {
+            return time_graph_sampled(clock, stream, options.reps, kRotations, [&]() -> Status {
               for (Batch const& b : batches) {
                 GCMOE_RETURN_IF_ERROR(launch_ffn(columns[c], weights, b, stream));
               }
               return Status();
             });
-            ClockStats const clocks = clock.stop();
-            GCMOE_RETURN_IF_ERROR(us_all.status());
-            return ColumnSample{.us = *us_all / kRotations, .clock = clocks};
           }));
       for (std::size_t c = 0; c < std::size(columns); ++c) {
         Kernel const kernel = columns[c];
