@@ -192,6 +192,17 @@ __device__ __forceinline__ void wait_prior_grid() {
   asm volatile("griddepcontrol.wait;" ::: "memory");
 }
 
+// The first step of a kernel in a launch chain (every kernel of the chain launched with the
+// programmatic-serialization attribute, kernels/hopper/pdl_launch.h): lets the next kernel start
+// launching, then waits for the previous grid before any memory access. The stream's order is
+// kept; what overlaps is the next launch with this kernel's run. Nothing when not chained.
+__device__ __forceinline__ void enter_launch_chain(bool chained) {
+  if (chained) {
+    launch_dependents();
+    wait_prior_grid();
+  }
+}
+
 // --- WGMMA ----------------------------------------------------------------------------------
 // Shared memory matrix descriptor, K-major with the 128-byte swizzle: rows of 128 bytes, 8-row
 // atoms 1024 bytes apart (stride byte offset), atoms 1024-byte aligned; the leading byte offset

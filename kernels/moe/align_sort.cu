@@ -1,4 +1,6 @@
 #include "engine/common/cuda_check.h"
+#include "kernels/hopper/pdl_launch.h"
+#include "kernels/hopper/ptx.cuh"
 #include "kernels/moe/align_sort.h"
 
 namespace gcmoe::kernels {
@@ -222,7 +224,8 @@ __device__ void zero_warp_counts(PlaceShared& s, int experts) {
 
 __global__ void __launch_bounds__(kThreads)
     align_sort_one_block_kernel(int const* __restrict__ ids, int n, int experts, int block,
-                                int capacity, int max_blocks, AlignSortOutputs out) {
+                                int capacity, int max_blocks, AlignSortOutputs out, bool chained) {
+  hopper::enter_launch_chain(chained);
   __shared__ PlaceShared s;
   for (int e = static_cast<int>(threadIdx.x); e < experts; e += kThreads) {
     s.counts[e] = 0;
@@ -253,7 +256,8 @@ __global__ void __launch_bounds__(kThreads)
 // into per-block starts and the expert offsets, then resets the ticket for the next call.
 __global__ void __launch_bounds__(kThreads)
     align_sort_count_kernel(int const* __restrict__ ids, int n, int experts, int block, int chunk,
-                            int capacity, void* workspace, AlignSortOutputs out) {
+                            int capacity, void* workspace, AlignSortOutputs out, bool chained) {
+  hopper::enter_launch_chain(chained);
   __shared__ int hist[kMaxExperts];
   __shared__ int offsets[kMaxExperts + 1];
   __shared__ int warp_sums[kWarps];
@@ -315,7 +319,9 @@ __global__ void __launch_bounds__(kThreads)
 // experts.
 __global__ void __launch_bounds__(kThreads)
     align_sort_place_kernel(int const* __restrict__ ids, int n, int experts, int block, int chunk,
-                            int max_blocks, void const* workspace, AlignSortOutputs out) {
+                            int max_blocks, void const* workspace, AlignSortOutputs out,
+                            bool chained) {
+  hopper::enter_launch_chain(chained);
   __shared__ PlaceShared s;
   WorkspaceView const ws = workspace_view(const_cast<void*>(workspace));
   int const* starts = ws.rows + blockIdx.x * experts;
@@ -352,7 +358,7 @@ Status align_sort_init_workspace(void* workspace, std::size_t bytes, cudaStream_
 
 Status align_sort(std::int32_t const* topk_ids, AlignSortShape const& shape,
                   AlignSortOutputs const& out, void* workspace, std::size_t workspace_bytes,
-                  cudaStream_t stream, AlignSortPath path) {
+                  cudaStream_t stream, AlignSortPath path, bool chained) {
   GCMOE_RETURN_IF_ERROR(validate_align_sort_shape(shape));
   auto const n = static_cast<int>(shape.num_pairs());
   auto const capacity = static_cast<int>(shape.capacity());
@@ -365,9 +371,9 @@ Status align_sort(std::int32_t const* topk_ids, AlignSortShape const& shape,
   bool const one_block = path == AlignSortPath::kOneBlock ||
                          (path == AlignSortPath::kAuto && n <= kAlignSortOneBlockMaxPairs);
   if (one_block) {
-    align_sort_one_block_kernel<<<1, kThreads, 0, stream>>>(
-        topk_ids, n, shape.num_experts, shape.block_size, capacity, max_blocks, out);
-    GCMOE_CHECK_LAUNCH();
+    GCMOE_CHECK_CUDA(hopper::launch_with_pdl(align_sort_one_block_kernel, dim3(1), dim3(kThreads),
+                                             0, stream, chained, topk_ids, n, shape.num_experts,
+                                             shape.block_size, capacity, max_blocks, out, chained));
     return Status();
   }
   GCMOE_CHECK_ARG_MSG(
@@ -378,12 +384,13 @@ Status align_sort(std::int32_t const* topk_ids, AlignSortShape const& shape,
   int chunk = (n + blocks - 1) / blocks;
   chunk = chunk < kSubTile ? kSubTile : (chunk + kSubTile - 1) / kSubTile * kSubTile;
   blocks = n > 0 ? (n + chunk - 1) / chunk : 1;
-  align_sort_count_kernel<<<blocks, kThreads, 0, stream>>>(
-      topk_ids, n, shape.num_experts, shape.block_size, chunk, capacity, workspace, out);
-  GCMOE_CHECK_LAUNCH();
-  align_sort_place_kernel<<<blocks, kThreads, 0, stream>>>(
-      topk_ids, n, shape.num_experts, shape.block_size, chunk, max_blocks, workspace, out);
-  GCMOE_CHECK_LAUNCH();
+  GCMOE_CHECK_CUDA(hopper::launch_with_pdl(
+      align_sort_count_kernel, dim3(blocks), dim3(kThreads), 0, stream, chained, topk_ids, n,
+      shape.num_experts, shape.block_size, chunk, capacity, workspace, out, chained));
+  GCMOE_CHECK_CUDA(hopper::launch_with_pdl(align_sort_place_kernel, dim3(blocks), dim3(kThreads), 0,
+                                           stream, chained, topk_ids, n, shape.num_experts,
+                                           shape.block_size, chunk, max_blocks,
+                                           static_cast<void const*>(workspace), out, chained));
   return Status();
 }
 

@@ -51,10 +51,11 @@ Status align_sort_init_workspace(void* workspace, std::size_t bytes, cudaStream_
 
 // Asynchronous on `stream`. `topk_ids`: device int32 [num_tokens, top_k]. `workspace`: at least
 // align_sort_workspace_bytes(shape.num_experts) bytes, initialised once; one call at a time per
-// workspace.
+// workspace. chained: every launch in a launch chain (hopper::enter_launch_chain).
 Status align_sort(std::int32_t const* topk_ids, AlignSortShape const& shape,
                   AlignSortOutputs const& out, void* workspace, std::size_t workspace_bytes,
-                  cudaStream_t stream, AlignSortPath path = AlignSortPath::kAuto);
+                  cudaStream_t stream, AlignSortPath path = AlignSortPath::kAuto,
+                  bool chained = false);
 
 // The simple baseline: one block of 1024 threads, serial prefix by one thread and placement by one
 // warp walking the pairs 32 at a time. Same contract, no workspace.

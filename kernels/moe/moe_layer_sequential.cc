@@ -127,11 +127,14 @@ Status MoeLayerSequential::route_and_sort(MoeLayerDeviceWeights const& weights, 
   }
   MoeLayerConfig const& c = config_;
   int const k = c.top_k;
+  // With the step's PDL (sync->overlap_down) the four small kernels form a launch chain: each
+  // launched while the one before runs, so only their runs are serial, not their launches.
+  bool const chained = sync != nullptr && sync->overlap_down;
   RouterShape const rshape{num_tokens, c.hidden, c.num_experts, k};
   GCMOE_RETURN_IF_ERROR(route({.x = x, .gate_weight = weights.gate_weight, .bias = weights.bias},
                               rshape, c.router,
                               {.topk_ids = topk_ids_.data(), .topk_weights = topk_weights_.data()},
-                              router_workspace_.data(), router_workspace_.size(), stream));
+                              router_workspace_.data(), router_workspace_.size(), stream, chained));
   // Block size 1: segments are exactly the routed rows (the GEMM needs no padding).
   AlignSortShape const ashape{num_tokens, k, c.num_experts, 1};
   GCMOE_RETURN_IF_ERROR(align_sort(topk_ids_.data(), ashape,
@@ -139,14 +142,16 @@ Status MoeLayerSequential::route_and_sort(MoeLayerDeviceWeights const& weights, 
                                     .block_experts = block_experts_.data(),
                                     .expert_offsets = expert_offsets_.data(),
                                     .total_padded = total_padded_.data()},
-                                   align_workspace_.data(), align_workspace_.size(), stream));
+                                   align_workspace_.data(), align_workspace_.size(), stream,
+                                   AlignSortPath::kAuto, chained));
   ActiveExpertsArgs args{
       .expert_offsets = expert_offsets_.data(),
       .num_experts = c.num_experts,
       .num_tokens = num_tokens,
       .shared_expert = weights.has_shared && shared == SharedExpertLaunch::kWithRouted,
       .active_experts = active_.data(),
-      .num_active = num_active_.data()};
+      .num_active = num_active_.data(),
+      .chained = chained};
   if (sync != nullptr && sync->layout_ready != nullptr) {
     args.layout_ready = sync->layout_ready;
     args.epoch = sync->epoch;
@@ -280,7 +285,9 @@ Status MoeLayerSequential::combine(MoeLayerDeviceWeights const& weights, int num
        .top_k = c.top_k,
        .hidden = c.hidden,
        .out = out,
-       .epoch_to_advance = sync != nullptr ? sync->epoch : nullptr},
+       .epoch_to_advance = sync != nullptr ? sync->epoch : nullptr,
+       // After L2, which lets it start (expert_ffn_launch: the same switch).
+       .chained = sync != nullptr && sync->overlap_down},
       stream);
 }
 

@@ -2,6 +2,7 @@
 #include <cuda_fp8.h>
 
 #include "engine/common/cuda_check.h"
+#include "kernels/hopper/pdl_launch.h"
 #include "kernels/hopper/ptx.cuh"
 #include "kernels/moe/bf16_row_sum.cuh"
 #include "kernels/moe/fp8_row_quantize.cuh"
@@ -59,6 +60,7 @@ __global__ void __launch_bounds__(kDispatchWarps * 32) local_dispatch_kernel(Loc
 // One thread per routed expert: ballot + warp-count prefix. Thread 0 (after the barrier) appends
 // the shared expert.
 __global__ void __launch_bounds__(1024) compact_active_kernel(ActiveExpertsArgs a) {
+  hopper::enter_launch_chain(a.chained);
   __shared__ int warp_counts[32];
   int const e = static_cast<int>(threadIdx.x);
   bool const active = e < a.num_experts && a.expert_offsets[e + 1] > a.expert_offsets[e];
@@ -101,6 +103,7 @@ __global__ void __launch_bounds__(1024) compact_active_kernel(ActiveExpertsArgs 
 // Block (token, y): each thread sums 8 consecutive hidden values (16-byte bf16 loads) over the
 // token's k slots in slot order, then the shared expert, in fp32; rounded once to bf16.
 __global__ void __launch_bounds__(kCombineThreads) local_combine_kernel(LocalCombineArgs a) {
+  hopper::enter_launch_chain(a.chained);
   int const t = static_cast<int>(blockIdx.x);
   int const h0 =
       (static_cast<int>(blockIdx.y) * kCombineThreads + static_cast<int>(threadIdx.x)) * 8;
@@ -151,8 +154,9 @@ Status compact_active_experts(ActiveExpertsArgs const& args, cudaStream_t stream
   GCMOE_CHECK_ARG_MSG(args.layout_ready == nullptr || args.epoch != nullptr,
                       "active experts: publishing the layout needs the epoch");
   int const threads = (args.num_experts + 31) / 32 * 32;
-  compact_active_kernel<<<1, threads, 0, stream>>>(args);
-  GCMOE_CHECK_LAUNCH();
+  GCMOE_CHECK_CUDA(hopper::launch_with_pdl(compact_active_kernel, dim3(1),
+                                           dim3(static_cast<unsigned>(threads)), 0, stream,
+                                           args.chained, args));
   return Status();
 }
 
@@ -166,8 +170,8 @@ Status local_combine(LocalCombineArgs const& args, cudaStream_t stream) {
   GCMOE_CHECK_ARG_MSG(args.hidden % 8 == 0, "local combine: hidden must be a multiple of 8");
   dim3 const grid(static_cast<unsigned>(args.num_tokens),
                   static_cast<unsigned>((args.hidden / 8 + kCombineThreads - 1) / kCombineThreads));
-  local_combine_kernel<<<grid, kCombineThreads, 0, stream>>>(args);
-  GCMOE_CHECK_LAUNCH();
+  GCMOE_CHECK_CUDA(hopper::launch_with_pdl(local_combine_kernel, grid, dim3(kCombineThreads), 0,
+                                           stream, args.chained, args));
   return Status();
 }
 

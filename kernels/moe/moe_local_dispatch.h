@@ -60,6 +60,7 @@ struct ActiveExpertsArgs {
   // complete (see LocalDispatchArgs::wait_layout).
   int* layout_ready = nullptr;
   int const* epoch = nullptr;
+  bool chained = false;  // in a launch chain (hopper::enter_launch_chain)
 };
 
 Status compact_active_experts(ActiveExpertsArgs const& args, cudaStream_t stream);
@@ -77,6 +78,7 @@ struct LocalCombineArgs {
   // Optional device scalar incremented once, after this layer's last reader of it: the combine is
   // the layer's last kernel, so the next replay's dispatch and GEMM see the next epoch.
   int* epoch_to_advance = nullptr;
+  bool chained = false;  // in a launch chain (hopper::enter_launch_chain), after the expert GEMM
 };
 
 Status local_combine(LocalCombineArgs const& args, cudaStream_t stream);

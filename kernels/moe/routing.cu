@@ -2,6 +2,8 @@
 #include <cstdint>
 
 #include "engine/common/cuda_check.h"
+#include "kernels/hopper/pdl_launch.h"
+#include "kernels/hopper/ptx.cuh"
 #include "kernels/moe/routing.h"
 
 namespace gcmoe::kernels {
@@ -42,7 +44,9 @@ Plan make_plan(RouterShape const& shape) {
 // partial[split][t][e] = sum over h in the split's range of x[t][h] * w[e][h], fp32, h ascending.
 __global__ void __launch_bounds__(kGemmThreads)
     router_logits_kernel(float const* __restrict__ x, float const* __restrict__ w, int tokens,
-                         int hidden, int experts, int k_per_split, float* __restrict__ partial) {
+                         int hidden, int experts, int k_per_split, float* __restrict__ partial,
+                         bool chained) {
+  hopper::enter_launch_chain(chained);
   __shared__ float xs[kTileK][kTileT + 4];
   __shared__ float ws[kTileK][kTileE + 4];
   int const tid = static_cast<int>(threadIdx.x);
@@ -124,7 +128,8 @@ constexpr int kGemvWarps = 8;
 template <int kTokens>
 __global__ void __launch_bounds__(kGemvWarps * 32)
     router_gemv_kernel(float const* __restrict__ x, float const* __restrict__ w, int hidden,
-                       int experts, float* __restrict__ logits) {
+                       int experts, float* __restrict__ logits, bool chained) {
+  hopper::enter_launch_chain(chained);
   __shared__ float sums[kGemvWarps][kTokens][kGemvExperts];
   int const warp = static_cast<int>(threadIdx.x) / 32;
   int const lane = static_cast<int>(threadIdx.x) % 32;
@@ -186,11 +191,11 @@ __global__ void __launch_bounds__(kGemvWarps * 32)
 }
 
 template <int kTokens>
-void launch_gemv(float const* x, float const* w, int hidden, int experts, float* logits,
-                 cudaStream_t stream) {
+cudaError_t launch_gemv(float const* x, float const* w, int hidden, int experts, float* logits,
+                        cudaStream_t stream, bool chained) {
   unsigned const blocks = static_cast<unsigned>((experts + kGemvExperts - 1) / kGemvExperts);
-  router_gemv_kernel<kTokens>
-      <<<blocks, kGemvWarps * 32, 0, stream>>>(x, w, hidden, experts, logits);
+  return hopper::launch_with_pdl(router_gemv_kernel<kTokens>, dim3(blocks), dim3(kGemvWarps * 32),
+                                 0, stream, chained, x, w, hidden, experts, logits, chained);
 }
 
 // The GEMV path for T ≤ 16 when the rows can be read as float4.
@@ -200,24 +205,23 @@ bool use_gemv(RouterDeviceInputs const& inputs, RouterShape const& shape) {
          reinterpret_cast<std::uintptr_t>(inputs.gate_weight) % 16 == 0;
 }
 
-void launch_gemv_for(RouterDeviceInputs const& inputs, RouterShape const& shape, float* logits,
-                     cudaStream_t stream) {
+cudaError_t launch_gemv_for(RouterDeviceInputs const& inputs, RouterShape const& shape,
+                            float* logits, cudaStream_t stream, bool chained) {
   float const* x = inputs.x;
   float const* w = inputs.gate_weight;
   int const h = shape.hidden;
   int const e = shape.num_experts;
   int const t = shape.num_tokens;
   if (t <= 1) {
-    launch_gemv<1>(x, w, h, e, logits, stream);
+    return launch_gemv<1>(x, w, h, e, logits, stream, chained);
   } else if (t <= 2) {
-    launch_gemv<2>(x, w, h, e, logits, stream);
+    return launch_gemv<2>(x, w, h, e, logits, stream, chained);
   } else if (t <= 4) {
-    launch_gemv<4>(x, w, h, e, logits, stream);
+    return launch_gemv<4>(x, w, h, e, logits, stream, chained);
   } else if (t <= 8) {
-    launch_gemv<8>(x, w, h, e, logits, stream);
-  } else {
-    launch_gemv<16>(x, w, h, e, logits, stream);
+    return launch_gemv<8>(x, w, h, e, logits, stream, chained);
   }
+  return launch_gemv<16>(x, w, h, e, logits, stream, chained);
 }
 
 __device__ __forceinline__ float score_of(RouterScore score, float logit) {
@@ -245,7 +249,8 @@ struct TopkArgs {
 // (indexed only by unrolled constants); the unbiased scores go to the warp's shared row.
 __global__ void __launch_bounds__(kTopkWarps * 32)
     router_topk_kernel(float const* __restrict__ partial, TopkArgs args, RouterDeviceInputs inputs,
-                       RouterDeviceOutputs outputs) {
+                       RouterDeviceOutputs outputs, bool chained) {
+  hopper::enter_launch_chain(chained);
   int const lane = static_cast<int>(threadIdx.x) & 31;
   int const t = static_cast<int>(blockIdx.x) * kTopkWarps + (static_cast<int>(threadIdx.x) >> 5);
   if (t >= args.tokens) {
@@ -347,7 +352,7 @@ std::size_t router_workspace_bytes(RouterShape const& shape) {
 
 Status route(RouterDeviceInputs const& inputs, RouterShape const& shape, RouterParams const& params,
              RouterDeviceOutputs const& outputs, void* workspace, std::size_t workspace_bytes,
-             cudaStream_t stream) {
+             cudaStream_t stream, bool chained) {
   GCMOE_RETURN_IF_ERROR(validate_router_shape(shape));
   if (shape.num_tokens == 0) {
     return Status();
@@ -369,15 +374,15 @@ Status route(RouterDeviceInputs const& inputs, RouterShape const& shape, RouterP
   auto* partial = static_cast<float*>(workspace);
   bool const gemv = use_gemv(inputs, shape);
   if (gemv) {
-    launch_gemv_for(inputs, shape, partial, stream);
+    GCMOE_CHECK_CUDA(launch_gemv_for(inputs, shape, partial, stream, chained));
   } else {
     dim3 const gemm_grid(static_cast<unsigned>(p.tiles_e), static_cast<unsigned>(p.tiles_t),
                          static_cast<unsigned>(p.splits));
-    router_logits_kernel<<<gemm_grid, kGemmThreads, 0, stream>>>(
-        inputs.x, inputs.gate_weight, shape.num_tokens, shape.hidden, shape.num_experts,
-        p.k_per_split, partial);
+    GCMOE_CHECK_CUDA(hopper::launch_with_pdl(router_logits_kernel, gemm_grid, dim3(kGemmThreads), 0,
+                                             stream, chained, inputs.x, inputs.gate_weight,
+                                             shape.num_tokens, shape.hidden, shape.num_experts,
+                                             p.k_per_split, partial, chained));
   }
-  GCMOE_CHECK_LAUNCH();
   TopkArgs const args{.splits = gemv ? 1 : p.splits,
                       .tokens = shape.num_tokens,
                       .experts = shape.num_experts,
@@ -388,8 +393,9 @@ Status route(RouterDeviceInputs const& inputs, RouterShape const& shape, RouterP
                       .routed_scaling = params.routed_scaling};
   unsigned const topk_blocks =
       static_cast<unsigned>((shape.num_tokens + kTopkWarps - 1) / kTopkWarps);
-  router_topk_kernel<<<topk_blocks, kTopkWarps * 32, 0, stream>>>(partial, args, inputs, outputs);
-  GCMOE_CHECK_LAUNCH();
+  GCMOE_CHECK_CUDA(hopper::launch_with_pdl(router_topk_kernel, dim3(topk_blocks),
+                                           dim3(kTopkWarps * 32), 0, stream, chained, partial, args,
+                                           inputs, outputs, chained));
   return Status();
 }
 

@@ -35,8 +35,10 @@ struct RouterDeviceOutputs {
 // Bytes of workspace route() needs for `shape` (the split-K partial logits).
 std::size_t router_workspace_bytes(RouterShape const& shape);
 
+// chained: both launches in a launch chain (hopper::enter_launch_chain): each launched to start
+// while the kernel before it in the stream runs, waiting for it first, and letting the next start.
 Status route(RouterDeviceInputs const& inputs, RouterShape const& shape, RouterParams const& params,
              RouterDeviceOutputs const& outputs, void* workspace, std::size_t workspace_bytes,
-             cudaStream_t stream);
+             cudaStream_t stream, bool chained = false);
 
 }  // namespace gcmoe::kernels

@@ -153,7 +153,10 @@ Status launch(Impl impl, std::int32_t const* ids, AlignSortShape const& shape,
     case Impl::kOneBlock:
       return align_sort(ids, shape, out, ws.data(), ws.bytes(), stream, AlignSortPath::kOneBlock);
     case Impl::kMultiBlock:
-      return align_sort(ids, shape, out, ws.data(), ws.bytes(), stream, AlignSortPath::kMultiBlock);
+      // In a launch chain (the GC-MoE graph's form): the placement pass launched while the count
+      // pass runs, waiting for it at its start.
+      return align_sort(ids, shape, out, ws.data(), ws.bytes(), stream, AlignSortPath::kMultiBlock,
+                        /*chained=*/true);
     case Impl::kSingleBlock:
       return align_sort_single_block(ids, shape, out, stream);
   }

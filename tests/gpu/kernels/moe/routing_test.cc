@@ -213,7 +213,10 @@ Comparison run_case(Case const& c, std::uint64_t seed, bool graph) {
     REQUIRE(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking) == cudaSuccess);
     cudaGraph_t g = nullptr;
     REQUIRE(cudaStreamBeginCapture(stream, cudaStreamCaptureModeThreadLocal) == cudaSuccess);
-    Status const launched = route(inputs, s, params, outputs, d_ws->data(), ws_bytes, stream);
+    // Captured as the GC-MoE graph runs it: a launch chain (the top-k launched while the logits
+    // kernel runs, waiting for it at its start).
+    Status const launched =
+        route(inputs, s, params, outputs, d_ws->data(), ws_bytes, stream, /*chained=*/true);
     REQUIRE(cudaStreamEndCapture(stream, &g) == cudaSuccess);
     REQUIRE(launched.to_string() == "OK");
     cudaGraphExec_t exec = nullptr;
@@ -237,7 +240,7 @@ Comparison run_case(Case const& c, std::uint64_t seed, bool graph) {
   std::printf(
       "router %s%s T=%d H=%d E=%d k=%d scale=%.1f seed=%llu hard_mismatches=%zu near_ties=%zu "
       "order_swaps=%zu weight_rel_l2=%.3e weight_max_abs=%.3e\n",
-      family_name(c.family), graph ? " (graph)" : "", s.num_tokens, s.hidden, s.num_experts,
+      family_name(c.family), graph ? " (graph, chained)" : "", s.num_tokens, s.hidden, s.num_experts,
       s.top_k, static_cast<double>(c.logit_scale), static_cast<unsigned long long>(seed),
       cmp.hard_mismatches, cmp.near_ties, cmp.order_swaps, cmp.weight_rel_l2, cmp.weight_max_abs);
   return cmp;
