@@ -39,9 +39,6 @@ __device__ __forceinline__ bool begin_expert_cta(Fp8ExpertGemmArgs const& args, 
   if (args.allow_overlap_next) {
     hopper::launch_dependents();
   }
-  if (args.wait_previous_first) {
-    hopper::wait_prior_grid();
-  }
   if constexpr (kFixedExpert) {
     out = {args.fixed_expert, 0, args.fixed_rows};
     if (out.expert >= 0) {

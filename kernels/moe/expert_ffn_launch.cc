@@ -73,8 +73,6 @@ Status launch_expert_ffn(MoeLayerConfig const& c, ExpertSet const& experts,
     l1.ready_timeout_ns = sync->wait_timeout_ns;
     l1.ready_system_scope = sync->system_scope;
     l1.allow_overlap_next = sync->overlap_down;
-    // Chained after the kernel before it on this stream (the active list, or a dispatch).
-    l1.wait_previous_first = sync->overlap_down;
   }
   GCMOE_RETURN_IF_ERROR(launch(l1));
   Fp8ExpertGemmArgs l2 = l1;
@@ -96,7 +94,6 @@ Status launch_expert_ffn(MoeLayerConfig const& c, ExpertSet const& experts,
   // With PDL the combine after L2 is chained to it (MoeLayerSync::overlap_down).
   l2.allow_overlap_next = sync != nullptr && sync->overlap_down;
   l2.overlap_previous = sync != nullptr && sync->overlap_down;
-  l2.wait_previous_first = false;  // L2 waits for L1 only before reading h
   return launch(l2);
 }
 

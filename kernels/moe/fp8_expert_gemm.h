@@ -86,18 +86,7 @@ struct Fp8ExpertGemmArgs {
   // every CTA of this one is resident.
   bool overlap_previous = false;
   bool allow_overlap_next = false;
-  // In a launch chain (hopper::enter_launch_chain; WGMMA version only): launched while the previous
-  // kernel runs, every CTA waits for it first — before its slot lookup, which reads the active
-  // list the previous kernels wrote. L1's place in the GC-MoE step's chain (after the active list,
-  // the dispatch on the same stream, or the shared expert's dispatch).
-  bool wait_previous_first = false;
 };
-
-// Whether a WGMMA launch carries the programmatic-serialization attribute: it overlaps the previous
-// kernel (overlap_previous) or waits for it at its start (wait_previous_first).
-inline bool launched_to_overlap(Fp8ExpertGemmArgs const& args) {
-  return args.overlap_previous || args.wait_previous_first;
-}
 
 // Loads both kernel instantiations and raises their shared-memory limit; call before any
 // concurrent launch (lazy loading under a spinning kernel deadlocks).

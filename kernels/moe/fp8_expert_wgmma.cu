@@ -124,17 +124,16 @@ Status launch(Fp8ExpertGemmArgs const& args, int passes, cudaStream_t stream) {
   std::size_t const smem = smem_bytes<kStage, kN>();
   if constexpr (kWideKernel<kN>) {
     GCMOE_CHECK_CUDA(hopper::launch_with_pdl(kernel_for<kStage, kN>(), grid, dim3(kWgs * 128), smem,
-                                             stream, launched_to_overlap(args), args, passes));
+                                             stream, args.overlap_previous, args, passes));
   } else {
     dim3 const block((kWgs * 4 + kFp8FeedWarps) * 32);
     if (args.x_rows > 0) {
       GCMOE_ASSIGN_OR_RETURN(auto const x_map, (expert_x_map<kN, true>(args)));
       GCMOE_CHECK_CUDA(hopper::launch_with_pdl(kernel_for<kStage, kN, true>(), grid, block, smem,
-                                               stream, launched_to_overlap(args), args, passes,
-                                               x_map));
+                                               stream, args.overlap_previous, args, passes, x_map));
     } else {
       GCMOE_CHECK_CUDA(hopper::launch_with_pdl(kernel_for<kStage, kN, false>(), grid, block, smem,
-                                               stream, launched_to_overlap(args), args, passes,
+                                               stream, args.overlap_previous, args, passes,
                                                NoXMap{}));
     }
   }

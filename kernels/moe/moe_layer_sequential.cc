@@ -184,7 +184,6 @@ Status MoeLayerSequential::dispatch_routed(float const* x, int num_tokens, cudaS
     args.wait_layout = sync->layout_ready;
     args.error = sync->error;
     args.timeout_ns = sync->wait_timeout_ns;
-    args.chained = sync->overlap_down;
   }
   return local_dispatch(args, stream);
 }
@@ -210,7 +209,6 @@ Status MoeLayerSequential::dispatch_shared(float const* x, int num_tokens, cudaS
                          // launches (which read every row's weight).
                          .row_weights = row_weights_.data() + base};
   if (sync != nullptr) {
-    args.chained = sync->overlap_down;
     args.ready_rows = sync->ready_rows;
     args.ready_row_base = static_cast<int>(base);
     args.epoch = sync->epoch;

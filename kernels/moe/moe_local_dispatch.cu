@@ -20,7 +20,6 @@ constexpr unsigned kFullMask = 0xffffffffu;
 // Block = row (quantize_row_fp8). With readiness, thread 0 publishes the row once every warp has
 // stored its groups.
 __global__ void __launch_bounds__(kDispatchWarps * 32) local_dispatch_kernel(LocalDispatchArgs a) {
-  hopper::enter_launch_chain(a.chained);
   if (a.wait_layout != nullptr) {
     if (threadIdx.x == 0 && !hopper::spin_until_at_least(a.wait_layout, *a.epoch, a.timeout_ns)) {
       atomicOr(a.error, kWaitLayout);
@@ -141,9 +140,8 @@ Status local_dispatch(LocalDispatchArgs const& args, cudaStream_t stream) {
   if (args.rows <= 0) {
     return Status();
   }
-  GCMOE_CHECK_CUDA(
-      hopper::launch_with_pdl(local_dispatch_kernel, dim3(static_cast<unsigned>(args.rows)),
-                              dim3(kDispatchWarps * 32), 0, stream, args.chained, args));
+  local_dispatch_kernel<<<static_cast<unsigned>(args.rows), kDispatchWarps * 32, 0, stream>>>(args);
+  GCMOE_CHECK_LAUNCH();
   return Status();
 }
 

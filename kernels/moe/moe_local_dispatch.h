@@ -42,7 +42,6 @@ struct LocalDispatchArgs {
   int const* wait_layout = nullptr;
   unsigned* error = nullptr;
   std::uint64_t timeout_ns = 2'000'000'000;
-  bool chained = false;  // in a launch chain (hopper::enter_launch_chain)
 };
 
 Status local_dispatch(LocalDispatchArgs const& args, cudaStream_t stream);

@@ -138,7 +138,7 @@ void launch_config(Kernel kernel, int threads, Fp8ExpertGemmArgs const& args,
   dim3 const grid(static_cast<unsigned>(tiles64 / C::kWgs * passes),
                   static_cast<unsigned>(args.max_active));
   static_cast<void>(hopper::launch_with_pdl(kernel, grid, dim3(threads), smem_bytes<C, kN>(),
-                                            stream, launched_to_overlap(args), args, passes,
+                                            stream, args.overlap_previous, args, passes,
                                             tuning.stream_only ? 1 : 0, x_map));
 }
 
