@@ -240,9 +240,10 @@ Comparison run_case(Case const& c, std::uint64_t seed, bool graph) {
   std::printf(
       "router %s%s T=%d H=%d E=%d k=%d scale=%.1f seed=%llu hard_mismatches=%zu near_ties=%zu "
       "order_swaps=%zu weight_rel_l2=%.3e weight_max_abs=%.3e\n",
-      family_name(c.family), graph ? " (graph, chained)" : "", s.num_tokens, s.hidden, s.num_experts,
-      s.top_k, static_cast<double>(c.logit_scale), static_cast<unsigned long long>(seed),
-      cmp.hard_mismatches, cmp.near_ties, cmp.order_swaps, cmp.weight_rel_l2, cmp.weight_max_abs);
+      family_name(c.family), graph ? " (graph, chained)" : "", s.num_tokens, s.hidden,
+      s.num_experts, s.top_k, static_cast<double>(c.logit_scale),
+      static_cast<unsigned long long>(seed), cmp.hard_mismatches, cmp.near_ties, cmp.order_swaps,
+      cmp.weight_rel_l2, cmp.weight_max_abs);
   return cmp;
 }
 
