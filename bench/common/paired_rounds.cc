@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "bench/common/column_rounds.h"
+#include "engine/common/check.h"
 
 namespace gcmoe::bench {
 
@@ -30,6 +31,16 @@ nlohmann::json paired_json(PairedSummary const& s) {
   return {{"time_us", s.candidate_us},     {"sequential_us", s.baseline_us}, {"speedup", s.speedup},
           {"speedup_min", s.speedup_min},  {"speedup_max", s.speedup_max},   {"rounds", s.rounds},
           {"rounds_faster", s.rounds_won}, {"round_speedups", s.speedups}};
+}
+
+StatusOr<PairedSummary> time_pairs(int rounds,
+                                   std::function<StatusOr<double>(bool)> const& time_one) {
+  GCMOE_ASSIGN_OR_RETURN(std::vector<ColumnRounds> const columns,
+                         time_in_rounds(2, rounds, [&](int c) -> StatusOr<ColumnSample> {
+                           GCMOE_ASSIGN_OR_RETURN(double const us, time_one(c == 1));
+                           return ColumnSample{.us = us, .clock = {}};
+                         }));
+  return summarize_pairs(columns[1].round_us, columns[0].round_us);
 }
 
 nlohmann::json paired_json(PairedSummary const& s, std::string const& candidate,

@@ -7,15 +7,20 @@
 // median of the per-round ratios, with their spread and the rounds won. Plain arithmetic, no
 // CUDA: unit-tested everywhere (tests/unit/bench).
 
+#include <functional>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
+#include "bench/common/column_rounds.h"
+#include "engine/common/status.h"
+
 namespace gcmoe::bench {
 
-// Whether round `round` (from 0) times the baseline before the candidate.
+// Whether round `round` (from 0) times the baseline before the candidate: the pair is
+// time_in_rounds' two columns, the baseline column 0 (column_rounds.h).
 inline bool baseline_first(int round) {
-  return round % 2 == 0;
+  return column_order(round, 2).front() == 0;
 }
 
 struct PairedSummary {
@@ -44,5 +49,10 @@ nlohmann::json paired_json(PairedSummary const& s);
 // "with_pdl").
 nlohmann::json paired_json(PairedSummary const& s, std::string const& candidate,
                            std::string const& baseline);
+
+// `rounds` pairs of time_one(false) (the baseline, µs) and time_one(true) (the candidate) through
+// time_in_rounds, the baseline first in even rounds; the first error ends them. rounds ≥ 1.
+StatusOr<PairedSummary> time_pairs(int rounds,
+                                   std::function<StatusOr<double>(bool)> const& time_one);
 
 }  // namespace gcmoe::bench

@@ -54,38 +54,18 @@ StatusOr<PairedSummary> time_back_to_back(kernels::GcMoeLayer& planned,
                                           LayerTiming const& timing, cudaStream_t stream) {
   GCMOE_ASSIGN_OR_RETURN(cuda::Graph const sequential,
                          baseline.sequential_graph(weights, x, out, tokens, stream, placement));
-  std::vector<double> planned_us;
-  std::vector<double> sequential_us;
-  for (int round = 0; round < timing.rounds; ++round) {
-    double seq = 0.0;
-    double gc = 0.0;
-    if (baseline_first(round)) {
-      GCMOE_ASSIGN_OR_RETURN(seq, time_sequential(sequential, timing, stream));
-      GCMOE_ASSIGN_OR_RETURN(gc, time_gc_layer(planned, weights, x, out, tokens, timing));
-    } else {
-      GCMOE_ASSIGN_OR_RETURN(gc, time_gc_layer(planned, weights, x, out, tokens, timing));
-      GCMOE_ASSIGN_OR_RETURN(seq, time_sequential(sequential, timing, stream));
-    }
-    sequential_us.push_back(seq);
-    planned_us.push_back(gc);
-  }
-  return summarize_pairs(planned_us, sequential_us);
+  return time_pairs(timing.rounds, [&](bool planned_turn) {
+    return planned_turn ? time_gc_layer(planned, weights, x, out, tokens, timing)
+                        : time_sequential(sequential, timing, stream);
+  });
 }
 
 StatusOr<PairedSummary> time_gc_pairs(kernels::GcMoeLayer& candidate, kernels::GcMoeLayer& baseline,
                                       kernels::MoeLayerDeviceWeights const& weights, float const* x,
                                       float* out, int tokens, LayerTiming const& timing) {
-  std::vector<double> candidate_us;
-  std::vector<double> baseline_us;
-  for (int round = 0; round < timing.rounds; ++round) {
-    for (bool const candidate_turn : {!baseline_first(round), baseline_first(round)}) {
-      kernels::GcMoeLayer& layer = candidate_turn ? candidate : baseline;
-      GCMOE_ASSIGN_OR_RETURN(double const us,
-                             time_gc_layer(layer, weights, x, out, tokens, timing));
-      (candidate_turn ? candidate_us : baseline_us).push_back(us);
-    }
-  }
-  return summarize_pairs(candidate_us, baseline_us);
+  return time_pairs(timing.rounds, [&](bool candidate_turn) {
+    return time_gc_layer(candidate_turn ? candidate : baseline, weights, x, out, tokens, timing);
+  });
 }
 
 }  // namespace gcmoe::bench

@@ -195,7 +195,10 @@ __device__ __forceinline__ void wait_prior_grid() {
 // The first step of a kernel in a launch chain (every kernel of the chain launched with the
 // programmatic-serialization attribute, kernels/hopper/pdl_launch.h): lets the next kernel start
 // launching, then waits for the previous grid before any memory access. The stream's order is
-// kept; what overlaps is the next launch with this kernel's run. Nothing when not chained.
+// kept; what overlaps is the next launch with this kernel's run. Nothing when not chained. The
+// next kernel must not read anything before its own wait either: one that does (L2, which reads
+// the slot lists before griddepcontrol.wait) needs a predecessor that waited before triggering
+// (bench/NOTES.md, launch chains: with the trigger first it read stale lists).
 __device__ __forceinline__ void enter_launch_chain(bool chained) {
   if (chained) {
     launch_dependents();

@@ -58,5 +58,33 @@ TEST_CASE("Paired rounds: no verdict from mismatched or empty inputs") {
   CHECK(s.speedups.empty());
 }
 
+TEST_CASE("Paired rounds: timed through time_in_rounds, the baseline first in even rounds") {
+  // The candidate takes 90 µs, the baseline 100; every timing after the first two runs 10% slower
+  // (the power cap), which falls on both sides alike.
+  std::vector<bool> turns;
+  auto const time_one = [&](bool candidate) -> StatusOr<double> {
+    double const drift = turns.size() >= 2 ? 1.1 : 1.0;
+    turns.push_back(candidate);
+    return (candidate ? 90.0 : 100.0) * drift;
+  };
+  auto const s = time_pairs(3, time_one);
+  REQUIRE(s.ok());
+  CHECK(turns == std::vector<bool>{false, true, true, false, false, true});
+  CHECK(s->rounds == 3);
+  CHECK(s->rounds_won == 3);
+  CHECK(s->speedup == Approx(100.0 / 90.0));
+  CHECK(s->speedups[0] == Approx(100.0 / 90.0));
+  CHECK(s->speedups[1] == Approx(100.0 / 90.0));
+  // An error ends the pairs and is returned; no rounds is refused.
+  auto const failing = [&](bool candidate) -> StatusOr<double> {
+    if (candidate) {
+      return Status(StatusCode::kDeadlineExceeded, "a wait timed out");
+    }
+    return 1.0;
+  };
+  CHECK(time_pairs(3, failing).status().code() == StatusCode::kDeadlineExceeded);
+  CHECK(time_pairs(0, time_one).status().code() == StatusCode::kInvalidArgument);
+}
+
 }  // namespace
 }  // namespace gcmoe::bench
