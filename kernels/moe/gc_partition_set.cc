@@ -6,11 +6,12 @@
 
 namespace gcmoe::kernels {
 
-StatusOr<GcPartitionSet> GcPartitionSet::create(int device, GcPartitionPlan const& plan) {
+StatusOr<GcPartitionSet> GcPartitionSet::create(int device, GcPartitionPlan const& plan,
+                                                cuda::StreamPriority const side_priority) {
   GcPartitionSet set;
   set.plan_ = plan;
   for (int const sms : set.plan_.comm_sizes()) {
-    GCMOE_ASSIGN_OR_RETURN(auto partition, cuda::SmPartition::create(device, sms));
+    GCMOE_ASSIGN_OR_RETURN(auto partition, cuda::SmPartition::create(device, sms, side_priority));
     set.partitions_.emplace(sms, std::move(partition));
   }
   GCMOE_ASSIGN_OR_RETURN(set.whole_device_, cuda::Stream::create());

@@ -19,7 +19,10 @@ namespace gcmoe::kernels {
 
 class GcPartitionSet {
  public:
-  static StatusOr<GcPartitionSet> create(int device, GcPartitionPlan const& plan);
+  // `side_priority`: the partitions' side streams (GreenContext).
+  static StatusOr<GcPartitionSet> create(
+      int device, GcPartitionPlan const& plan,
+      cuda::StreamPriority side_priority = cuda::StreamPriority::kNormal);
 
   // The bucket's split, or null where the plan says none (the whole device).
   cuda::SmPartition const* partition_of(int num_tokens) const;
