@@ -33,7 +33,6 @@
 #include <CLI/CLI.hpp>
 #include <algorithm>
 #include <fstream>
-#include <map>
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <set>
@@ -74,15 +73,7 @@ struct Options {
   std::string plan_out;  // also write the chosen plans here
   // Back-to-back rounds (below): odd, so the median ratio is one round's.
   int rounds = 9;
-  // Every GC-MoE layer's side stream (GcMoeOptions::side_priority); kNormal is the ablation.
-  cuda::StreamPriority side_priority = cuda::StreamPriority::kGreatest;
 };
-
-// `o` with the benchmark's side-stream priority.
-kernels::GcMoeOptions with_side_priority(Options const& options, kernels::GcMoeOptions o) {
-  o.side_priority = options.side_priority;
-  return o;
-}
 
 // `clock`: the SM clock over each back-to-back comparison.
 StatusOr<nlohmann::json> run_model(ModelShape const& m, Options const& options, double ceiling_gbps,
@@ -129,17 +120,15 @@ StatusOr<nlohmann::json> run_model(ModelShape const& m, Options const& options, 
               std::string("dispatch_in_stream"),
               kernels::GcMoeOptions{.comm_sms = options.comm_sms[0], .dispatch_on_comm = false}}}) {
       GCMOE_ASSIGN_OR_RETURN(auto layer,
-                             kernels::GcMoeLayer::create(config, kMaxTokens, 0,
-                                                         with_side_priority(options, gc_options)));
+                             kernels::GcMoeLayer::create(config, kMaxTokens, 0, gc_options));
       ablations.emplace_back(name, std::make_unique<kernels::GcMoeLayer>(std::move(layer)));
     }
   }
   std::vector<std::unique_ptr<kernels::GcMoeLayer>> layers;
   std::vector<int> comm_sms;
   for (int const asked : options.comm_sms) {
-    GCMOE_ASSIGN_OR_RETURN(
-        auto layer, kernels::GcMoeLayer::create(config, kMaxTokens, 0,
-                                                with_side_priority(options, {.comm_sms = asked})));
+    GCMOE_ASSIGN_OR_RETURN(auto layer,
+                           kernels::GcMoeLayer::create(config, kMaxTokens, 0, {.comm_sms = asked}));
     comm_sms.push_back(layer.comm_sms(1));
     layers.push_back(std::make_unique<kernels::GcMoeLayer>(std::move(layer)));
   }
@@ -149,8 +138,7 @@ StatusOr<nlohmann::json> run_model(ModelShape const& m, Options const& options, 
                          kernels::GcPartitionPlan::create({{.max_tokens = 1, .overlapped = true}}));
   GCMOE_ASSIGN_OR_RETURN(
       auto overlapped_layer,
-      kernels::GcMoeLayer::create(config, kMaxTokens, 0,
-                                  with_side_priority(options, {.plan = overlapped_plan})));
+      kernels::GcMoeLayer::create(config, kMaxTokens, 0, {.plan = overlapped_plan}));
   double const expert_bytes = static_cast<double>(s.stride);
   double const shared_bytes = static_cast<double>(apart ? shared_s.stride : s.stride);
   double const router_bytes = 4.0 * m.experts * m.hidden;
@@ -315,14 +303,11 @@ StatusOr<nlohmann::json> run_model(ModelShape const& m, Options const& options, 
     // itself with it, in pairs; PDL goes off where it lost every pair, and the plan is chosen
     // again.
     {
-      GCMOE_ASSIGN_OR_RETURN(auto with_pdl, kernels::GcMoeLayer::create(
-                                                config, kMaxTokens, 0,
-                                                with_side_priority(options, {.plan = first_plan})));
       GCMOE_ASSIGN_OR_RETURN(
-          auto without_pdl,
-          kernels::GcMoeLayer::create(
-              config, kMaxTokens, 0,
-              with_side_priority(options, {.plan = first_plan, .overlap_down = false})));
+          auto with_pdl, kernels::GcMoeLayer::create(config, kMaxTokens, 0, {.plan = first_plan}));
+      GCMOE_ASSIGN_OR_RETURN(auto without_pdl, kernels::GcMoeLayer::create(
+                                                   config, kMaxTokens, 0,
+                                                   {.plan = first_plan, .overlap_down = false}));
       for (std::size_t i = 0; i < measured.size(); ++i) {
         int const tokens = measured[i].tokens;
         kernels::GcPartitionStep const& step = first_plan.step(tokens);
@@ -341,9 +326,8 @@ StatusOr<nlohmann::json> run_model(ModelShape const& m, Options const& options, 
       }
     }
     GCMOE_ASSIGN_OR_RETURN(auto plan, kernels::GcPartitionPlan::choose(measured, options.min_gain));
-    GCMOE_ASSIGN_OR_RETURN(
-        auto planned, kernels::GcMoeLayer::create(config, kMaxTokens, 0,
-                                                  with_side_priority(options, {.plan = plan})));
+    GCMOE_ASSIGN_OR_RETURN(auto planned,
+                           kernels::GcMoeLayer::create(config, kMaxTokens, 0, {.plan = plan}));
     fmt::print("{} planned: {}\n", shared ? "shared " : "routed ",
                nlohmann::json::parse(plan.to_json())["steps"].dump());
     for (std::size_t i = 0; i < measured.size(); ++i) {
@@ -428,8 +412,6 @@ Status run(Options const& options) {
        "sequential baseline: the same kernels on one stream over the whole device"},
       {"device", prop.name},
       {"commit", options.commit},
-      {"side_priority",
-       options.side_priority == cuda::StreamPriority::kGreatest ? "greatest" : "normal"},
       {"ceiling_gbps", ceiling_gbps},
       {"layers_per_timing", options.layers},
       {"models", models}};
@@ -470,12 +452,6 @@ int main(int argc, char** argv) {
   app.add_option("--rounds", options.rounds,
                  "back-to-back rounds, planned vs sequential in alternating order (odd)")
       ->check(CLI::Range(1, 99));
-  std::map<std::string, gcmoe::cuda::StreamPriority> const priorities = {
-      {"greatest", gcmoe::cuda::StreamPriority::kGreatest},
-      {"normal", gcmoe::cuda::StreamPriority::kNormal}};
-  app.add_option("--side-priority", options.side_priority,
-                 "the shared expert's side stream: greatest (default) or normal")
-      ->transform(CLI::CheckedTransformer(priorities, CLI::ignore_case));
   CLI11_PARSE(app, argc, argv);
   gcmoe::Status const status = gcmoe::bench::run(options);
   if (!status.ok()) {

@@ -23,8 +23,7 @@ StatusOr<GcMoeLayer> GcMoeLayer::create(MoeLayerConfig const& config, int max_to
   GCMOE_ASSIGN_OR_RETURN(
       auto partitions,
       GcPartitionSet::create(device,
-                             options.plan.value_or(GcPartitionPlan::uniform(options.comm_sms)),
-                             options.side_priority));
+                             options.plan.value_or(GcPartitionPlan::uniform(options.comm_sms))));
   layer.partitions_.emplace(std::move(partitions));
   int const max_rows = layer.steps_->ready_flags();
   GCMOE_ASSIGN_OR_RETURN(layer.ready_rows_,
@@ -37,7 +36,7 @@ StatusOr<GcMoeLayer> GcMoeLayer::create(MoeLayerConfig const& config, int max_to
   GCMOE_RETURN_IF_ERROR(layer.epoch_.copy_from_host(first_epoch));
   GCMOE_ASSIGN_OR_RETURN(layer.error_, cuda::DeviceBuffer<unsigned>::allocate(1));
   GCMOE_RETURN_IF_ERROR(layer.error_.fill_bytes(0));
-  GCMOE_ASSIGN_OR_RETURN(layer.whole_side_, cuda::Stream::create(options.side_priority));
+  GCMOE_ASSIGN_OR_RETURN(layer.whole_side_, cuda::Stream::create());
   for (cuda::Event* event : {&layer.start_, &layer.comm_done_, &layer.side_done_}) {
     GCMOE_ASSIGN_OR_RETURN(*event, cuda::Event::create());
   }

@@ -53,10 +53,6 @@ struct GcMoeOptions {
   bool dispatch_on_comm = true;
   std::uint64_t wait_timeout_ns =
       2'000'000'000;  // a GEMM wait past this ends the layer with an error
-  // The side stream's priority (the shared expert's dispatch and GEMM beside the routing and the
-  // routed experts). kGreatest: its CTAs start as SMs free up, not after the routed grid's
-  // pending ones (bench/NOTES.md, "The shared expert ahead of the routed grid").
-  cuda::StreamPriority side_priority = cuda::StreamPriority::kGreatest;
 };
 
 class GcMoeLayer {

@@ -6,12 +6,11 @@
 
 namespace gcmoe::kernels {
 
-StatusOr<GcPartitionSet> GcPartitionSet::create(int device, GcPartitionPlan const& plan,
-                                                cuda::StreamPriority const side_priority) {
+StatusOr<GcPartitionSet> GcPartitionSet::create(int device, GcPartitionPlan const& plan) {
   GcPartitionSet set;
   set.plan_ = plan;
   for (int const sms : set.plan_.comm_sizes()) {
-    GCMOE_ASSIGN_OR_RETURN(auto partition, cuda::SmPartition::create(device, sms, side_priority));
+    GCMOE_ASSIGN_OR_RETURN(auto partition, cuda::SmPartition::create(device, sms));
     set.partitions_.emplace(sms, std::move(partition));
   }
   GCMOE_ASSIGN_OR_RETURN(set.whole_device_, cuda::Stream::create());

@@ -19,10 +19,7 @@ namespace gcmoe::kernels {
 
 class GcPartitionSet {
  public:
-  // `side_priority`: the partitions' side streams (GreenContext).
-  static StatusOr<GcPartitionSet> create(
-      int device, GcPartitionPlan const& plan,
-      cuda::StreamPriority side_priority = cuda::StreamPriority::kNormal);
+  static StatusOr<GcPartitionSet> create(int device, GcPartitionPlan const& plan);
 
   // The bucket's split, or null where the plan says none (the whole device).
   cuda::SmPartition const* partition_of(int num_tokens) const;

@@ -37,10 +37,7 @@ class Graph {
     cudaError_t const end = cudaStreamEndCapture(stream, &out.graph_);
     GCMOE_RETURN_IF_ERROR(status);
     GCMOE_CHECK_CUDA(end);
-    // Each kernel node keeps the priority of the stream it was captured from (stream.h), not the
-    // launch stream's.
-    GCMOE_CHECK_CUDA(
-        cudaGraphInstantiate(&out.exec_, out.graph_, cudaGraphInstantiateFlagUseNodePriority));
+    GCMOE_CHECK_CUDA(cudaGraphInstantiate(&out.exec_, out.graph_, 0));
     return out;
   }
 
@@ -51,29 +48,17 @@ class Graph {
 
   // Kernel nodes in the captured graph (tests check the operator's shape).
   StatusOr<int> kernel_nodes() const {
-    GCMOE_ASSIGN_OR_RETURN(std::vector<int> const priorities, kernel_node_priorities());
-    return static_cast<int>(priorities.size());
-  }
-
-  // Each kernel node's scheduling priority, in the graph's node order (CUDA's values: lower is
-  // more urgent).
-  StatusOr<std::vector<int>> kernel_node_priorities() const {
     std::size_t count = 0;
     GCMOE_CHECK_CUDA(cudaGraphGetNodes(graph_, nullptr, &count));
     std::vector<cudaGraphNode_t> nodes(count);
     GCMOE_CHECK_CUDA(cudaGraphGetNodes(graph_, nodes.data(), &count));
-    std::vector<int> priorities;
+    int kernels = 0;
     for (cudaGraphNode_t const node : nodes) {
       cudaGraphNodeType type{};
       GCMOE_CHECK_CUDA(cudaGraphNodeGetType(node, &type));
-      if (type != cudaGraphNodeTypeKernel) {
-        continue;
-      }
-      cudaLaunchAttributeValue value{};
-      GCMOE_CHECK_CUDA(cudaGraphKernelNodeGetAttribute(node, cudaLaunchAttributePriority, &value));
-      priorities.push_back(value.priority);
+      kernels += type == cudaGraphNodeTypeKernel ? 1 : 0;
     }
-    return priorities;
+    return kernels;
   }
 
  private:

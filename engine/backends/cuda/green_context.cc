@@ -54,10 +54,8 @@ void GreenContext::reset() {
   sm_count_ = 0;
 }
 
-StatusOr<GreenContext> GreenContext::create(CUdevice device, CUdevResource resource,
-                                            StreamPriority const side_priority) {
+StatusOr<GreenContext> GreenContext::create(CUdevice device, CUdevResource resource) {
   GCMOE_ASSIGN_OR_RETURN(DriverApi const* cu, driver_api());
-  GCMOE_ASSIGN_OR_RETURN(int const side_value, stream_priority_value(side_priority));
   GreenContext out;
   CUdevResourceDesc desc = nullptr;
   GCMOE_CHECK_CU(cu->cuDevResourceGenerateDesc(&desc, &resource, 1));
@@ -65,8 +63,8 @@ StatusOr<GreenContext> GreenContext::create(CUdevice device, CUdevResource resou
   GCMOE_CHECK_CU(cu->cuCtxFromGreenCtx(&out.context_, out.green_ctx_));
   GCMOE_CHECK_CU(
       cu->cuGreenCtxStreamCreate(&out.stream_, out.green_ctx_, CU_STREAM_NON_BLOCKING, 0));
-  GCMOE_CHECK_CU(cu->cuGreenCtxStreamCreate(&out.side_stream_, out.green_ctx_,
-                                            CU_STREAM_NON_BLOCKING, side_value));
+  GCMOE_CHECK_CU(
+      cu->cuGreenCtxStreamCreate(&out.side_stream_, out.green_ctx_, CU_STREAM_NON_BLOCKING, 0));
   CUdevResource actual{};
   GCMOE_CHECK_CU(cu->cuGreenCtxGetDevResource(out.green_ctx_, &actual, CU_DEV_RESOURCE_TYPE_SM));
   out.sm_count_ = static_cast<int>(actual.sm.smCount);
@@ -96,8 +94,7 @@ Status SmPartition::synchronize() const {
   return compute_.synchronize();
 }
 
-StatusOr<SmPartition> SmPartition::create(int ordinal, int comm_sms,
-                                          StreamPriority const side_priority) {
+StatusOr<SmPartition> SmPartition::create(int ordinal, int comm_sms) {
   GCMOE_CHECK_ARG(comm_sms > 0, "comm partition size must be positive, got {}", comm_sms);
   // The runtime owns the primary context; make it current so driver calls see the device.
   GCMOE_CHECK_CUDA(cudaSetDevice(ordinal));
@@ -126,8 +123,8 @@ StatusOr<SmPartition> SmPartition::create(int ordinal, int comm_sms,
 
   SmPartition out;
   out.device_sm_count_ = total;
-  GCMOE_ASSIGN_OR_RETURN(out.comm_, GreenContext::create(device, comm_resource, side_priority));
-  GCMOE_ASSIGN_OR_RETURN(out.compute_, GreenContext::create(device, rest, side_priority));
+  GCMOE_ASSIGN_OR_RETURN(out.comm_, GreenContext::create(device, comm_resource));
+  GCMOE_ASSIGN_OR_RETURN(out.compute_, GreenContext::create(device, rest));
   spdlog::debug("green contexts on cuda:{}: comm {} SMs (asked {}), compute {} SMs of {}", ordinal,
                 out.comm_.sm_count(), comm_sms, out.compute_.sm_count(), total);
   return out;

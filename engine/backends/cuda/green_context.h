@@ -8,13 +8,12 @@
 
 #include <cuda.h>
 
-#include "engine/backends/cuda/stream.h"
 #include "engine/common/status.h"
 
 namespace gcmoe::cuda {
 
 // RAII owner of one green context and two non-blocking streams inside it (the main one, and a
-// side stream for work that runs beside it on the same partition, at `side_priority`).
+// side stream for work that runs beside it on the same partition).
 class GreenContext {
  public:
   GreenContext() = default;
@@ -25,8 +24,7 @@ class GreenContext {
   ~GreenContext();
 
   // Creates a green context over `resource` (an SM split result) on `device`.
-  static StatusOr<GreenContext> create(CUdevice device, CUdevResource resource,
-                                       StreamPriority side_priority = StreamPriority::kNormal);
+  static StatusOr<GreenContext> create(CUdevice device, CUdevResource resource);
 
   CUstream stream() const { return stream_; }
   CUstream side_stream() const { return side_stream_; }
@@ -57,10 +55,8 @@ class SmPartition {
  public:
   // Splits device `ordinal` into a comm partition of at least `comm_sms` SMs (rounded by the
   // driver's granularity) and a compute partition holding the rest. INVALID_ARGUMENT when the
-  // request leaves the compute partition below the driver's minimum. Each partition's side stream
-  // runs at `side_priority`.
-  static StatusOr<SmPartition> create(int ordinal, int comm_sms,
-                                      StreamPriority side_priority = StreamPriority::kNormal);
+  // request leaves the compute partition below the driver's minimum.
+  static StatusOr<SmPartition> create(int ordinal, int comm_sms);
 
   GreenContext const& comm() const { return comm_; }
   GreenContext const& compute() const { return compute_; }

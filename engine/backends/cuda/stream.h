@@ -1,5 +1,5 @@
 #pragma once
-// RAII CUDA streams (non-blocking, with a priority) and events (timing disabled), move-only.
+// RAII CUDA streams (non-blocking) and events (timing disabled), move-only.
 
 #include <cuda_runtime.h>
 
@@ -8,27 +8,6 @@
 #include "engine/common/cuda_check.h"
 
 namespace gcmoe::cuda {
-
-// A stream's scheduling priority. The SM dispatcher starts the pending CTAs of a kGreatest stream
-// before those of kNormal ones, so a small kernel beside a large grid (the shared expert beside
-// the routed experts) runs as SMs free up instead of after the whole grid. Graphs keep it per
-// kernel node (graph.h instantiates with cudaGraphInstantiateFlagUseNodePriority).
-enum class StreamPriority { kNormal, kGreatest };
-
-// The value CUDA takes for `priority` on the current device (lower is more urgent; 0 is normal).
-inline StatusOr<int> stream_priority_value(StreamPriority const priority) {
-  switch (priority) {
-    case StreamPriority::kNormal:
-      return 0;
-    case StreamPriority::kGreatest: {
-      int least = 0;
-      int greatest = 0;
-      GCMOE_CHECK_CUDA(cudaDeviceGetStreamPriorityRange(&least, &greatest));
-      return greatest;
-    }
-  }
-  return 0;
-}
 
 class Stream {
  public:
@@ -45,10 +24,9 @@ class Stream {
   }
   ~Stream() { release(); }
 
-  static StatusOr<Stream> create(StreamPriority const priority = StreamPriority::kNormal) {
-    GCMOE_ASSIGN_OR_RETURN(int const value, stream_priority_value(priority));
+  static StatusOr<Stream> create() {
     Stream out;
-    GCMOE_CHECK_CUDA(cudaStreamCreateWithPriority(&out.stream_, cudaStreamNonBlocking, value));
+    GCMOE_CHECK_CUDA(cudaStreamCreateWithFlags(&out.stream_, cudaStreamNonBlocking));
     return out;
   }
 

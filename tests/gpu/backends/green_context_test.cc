@@ -4,7 +4,6 @@
 // (with a timeout) for a flag the compute probe sets, so both ran at the same time.
 #include "engine/backends/cuda/green_context.h"
 
-#include <algorithm>
 #include <cstdio>
 
 #include "engine/backends/cuda/device_buffer.h"
@@ -52,62 +51,6 @@ TEST_CASE("comm and compute partitions run on disjoint SM sets of the asked size
 // cudaDeviceSynchronize also waits is printed, not required — the EP benchmark's first replay
 // after a GC-MoE run raced the GC graph's tail when only the device was synchronized
 // (bench/NOTES.md).
-// GC-MoE runs the shared expert on a side stream at the greatest priority so its CTAs start ahead
-// of the routed grid's pending ones; that only holds in a replayed graph if each kernel node keeps
-// the priority of the stream it was captured from.
-TEST_CASE("a captured graph keeps each kernel's stream priority") {
-  auto greatest = stream_priority_value(StreamPriority::kGreatest);
-  REQUIRE(greatest.ok());
-  REQUIRE(*greatest < 0);  // every CUDA GPU since Kepler has more than one priority
-  REQUIRE(kernels::preload_sm_probe().ok());
-  auto main = Stream::create();
-  auto side = Stream::create(StreamPriority::kGreatest);
-  auto fork = Event::create();
-  auto join = Event::create();
-  REQUIRE((main.ok() && side.ok() && fork.ok() && join.ok()));
-  int side_priority = 0;
-  REQUIRE(cudaStreamGetPriority(side->get(), &side_priority) == cudaSuccess);
-  CHECK(side_priority == *greatest);
-  auto smids = DeviceBuffer<int>::allocate(2);
-  REQUIRE(smids.ok());
-  auto graph = Graph::capture(main->get(), [&](cudaStream_t s) -> Status {
-    GCMOE_RETURN_IF_ERROR(order_after(fork->get(), s, side->get()));
-    GCMOE_RETURN_IF_ERROR(
-        kernels::launch_sm_probe({.smids = smids->data(), .blocks = 1}, side->get()));
-    GCMOE_RETURN_IF_ERROR(kernels::launch_sm_probe({.smids = smids->data() + 1, .blocks = 1}, s));
-    return order_after(join->get(), side->get(), s);
-  });
-  REQUIRE(graph.status().to_string() == "OK");
-  auto priorities = graph->kernel_node_priorities();
-  REQUIRE(priorities.ok());
-  std::printf("kernel node priorities:");
-  for (int const p : *priorities) {
-    std::printf(" %d", p);
-  }
-  std::printf(" (greatest %d)\n", *greatest);
-  REQUIRE(priorities->size() == 2);
-  CHECK(std::count(priorities->begin(), priorities->end(), *greatest) == 1);
-  CHECK(std::count(priorities->begin(), priorities->end(), 0) == 1);
-  REQUIRE(graph->launch(main->get()).ok());
-  REQUIRE(main->synchronize().ok());
-}
-
-TEST_CASE("a partition's side stream runs at the priority asked") {
-  auto greatest = stream_priority_value(StreamPriority::kGreatest);
-  REQUIRE(greatest.ok());
-  auto partition = SmPartition::create(0, 16, StreamPriority::kGreatest);
-  REQUIRE(partition.status().to_string() == "OK");
-  int side = 1;
-  int main_priority = 1;
-  REQUIRE(cudaStreamGetPriority(reinterpret_cast<cudaStream_t>(partition->compute().side_stream()),
-                                &side) == cudaSuccess);
-  REQUIRE(cudaStreamGetPriority(reinterpret_cast<cudaStream_t>(partition->compute().stream()),
-                                &main_priority) == cudaSuccess);
-  std::printf("compute partition: main stream priority %d, side stream %d\n", main_priority, side);
-  CHECK(side == *greatest);
-  CHECK(main_priority == 0);
-}
-
 TEST_CASE("synchronizing a partition waits for its streams' work") {
   auto partition = SmPartition::create(0, 16);
   REQUIRE(partition.status().to_string() == "OK");
