@@ -1,7 +1,8 @@
 // bench_routing: the CUDA MoE router (kernels/moe/routing.h) on the three families' real shapes,
-// T in {1, 16, 256, 4096}: checked against the CPU reference (T <= 256), timed by CUDA-graph
-// replay (events, warm-up, median), with the byte floor (gate weights + activations over the
-// measured copy rate) and the fp32 FLOP floor (datasheet 67 TFLOP/s). Torch peer:
+// T in {1, 16, 32, 64, 128, 256, 4096}: checked against the CPU reference (T <= 256), timed by
+// CUDA-graph replay (events, warm-up, median), with the byte floor (gate weights + activations
+// over the measured copy rate), the fp32 FLOP floor (datasheet 67 TFLOP/s) and the 3xTF32 one
+// (three tensor products per term at the datasheet's dense 494.7 TFLOP/s). Torch peer:
 // bench/moe/routing_torch.py; scripts/gpu/run.sh runs both and merges
 // (bench/moe/routing_report.py).
 //
@@ -59,6 +60,8 @@ Status run(std::string const& out_path, int reps, std::string const& commit) {
   GCMOE_ASSIGN_OR_RETURN(MemoryCeilings const ceilings, measure_memory_ceilings(stream));
   double const gbps = ceilings.sm_copy_gbps;
   constexpr double kFp32Flops = 67e12;  // H200 datasheet, non-tensor fp32
+  // H200 datasheet dense TF32 tensor rate; the 3xTF32 GEMM (T > 16) issues 3 products per term.
+  constexpr double kTf32Flops = 494.7e12;
   std::vector<Family> const families = {
       {"glm5.2", 6144, 256, 8, kernels::glm5_router_params(), false, 6.817f, 7.063f},
       {"deepseek_v4.1", 5120, 384, 6, kernels::deepseek_v4_router_params(), false, 0.0f, 57.0f},
@@ -68,7 +71,7 @@ Status run(std::string const& out_path, int reps, std::string const& commit) {
   std::size_t bad_total = 0;
   fmt::print("copy kernel {:.0f} GB/s\n", gbps);
   for (Family const& f : families) {
-    for (std::int32_t const tokens : {1, 16, 256, 4096}) {
+    for (std::int32_t const tokens : {1, 16, 32, 64, 128, 256, 4096}) {
       RouterShape const shape{
           .num_tokens = tokens, .hidden = f.hidden, .num_experts = f.experts, .top_k = f.top_k};
       auto const th = static_cast<std::size_t>(tokens) * static_cast<std::size_t>(f.hidden);
@@ -158,11 +161,12 @@ Status run(std::string const& out_path, int reps, std::string const& commit) {
                            8.0 * static_cast<double>(slots);
       double const flops = 2.0 * static_cast<double>(th) * f.experts;
       double const floor_us = std::max(bytes / (gbps * 1e9), flops / kFp32Flops) * 1e6;
+      double const tensor_floor_us = std::max(bytes / (gbps * 1e9), 3.0 * flops / kTf32Flops) * 1e6;
       fmt::print(
           "{:>16} T={:>5} H={} E={} k={} | gcmoe {:8.2f} us | floor {:6.2f} us "
-          "(bytes {:.2f}, fp32 {:.2f}) | mismatched tokens {}\n",
+          "(bytes {:.2f}, fp32 {:.2f}, 3xtf32 {:.2f}) | mismatched tokens {}\n",
           f.name, tokens, f.hidden, f.experts, f.top_k, us, floor_us, bytes / (gbps * 1e9) * 1e6,
-          flops / kFp32Flops * 1e6, mismatched_tokens);
+          flops / kFp32Flops * 1e6, 3.0 * flops / kTf32Flops * 1e6, mismatched_tokens);
       std::fflush(stdout);
       cases.push_back({{"family", f.name},
                        {"T", tokens},
@@ -171,6 +175,7 @@ Status run(std::string const& out_path, int reps, std::string const& commit) {
                        {"top_k", f.top_k},
                        {"gcmoe_us", us},
                        {"floor_us", floor_us},
+                       {"floor_3xtf32_us", tensor_floor_us},
                        {"floor_bytes", bytes},
                        {"flops", flops},
                        {"mismatched_tokens", mismatched_tokens}});
@@ -181,6 +186,7 @@ Status run(std::string const& out_path, int reps, std::string const& commit) {
       {"git_commit", commit},
       {"copy_gbps", gbps},
       {"fp32_flops_datasheet", kFp32Flops},
+      {"tf32_flops_datasheet", kTf32Flops},
       {"reps", reps},
       {"timing", "CUDA-graph replay of per_graph calls, median / per_graph"},
       {"mismatched_tokens_total", bad_total},

@@ -50,7 +50,7 @@ def main():
         table = None
         if hashed:
             table = torch.argsort(torch.rand(129280, experts, device=dev), dim=1)[:, :top_k]
-        for tokens in (1, 16, 256, 4096):
+        for tokens in (1, 16, 32, 64, 128, 256, 4096):
             x = (torch.rand(tokens, hidden, generator=g) * 2 - 1).to(dev)
             token_ids = torch.randint(0, 129280, (tokens,), generator=g).to(dev)
             fn = lambda: route_torch(x, gate, bias, table, token_ids, top_k, score, eps,  # noqa

@@ -86,6 +86,17 @@ __device__ __forceinline__ void copy_16_zfill(std::uint32_t dst, void const* src
                : "memory");
 }
 
+// Closes this thread's cp.async copies issued since the last commit into one group.
+__device__ __forceinline__ void cp_async_commit() {
+  asm volatile("cp.async.commit_group;" ::: "memory");
+}
+
+// Waits until at most kPending of this thread's committed cp.async groups are still in flight.
+template <int kPending>
+__device__ __forceinline__ void cp_async_wait() {
+  asm volatile("cp.async.wait_group %0;" ::"n"(kPending) : "memory");
+}
+
 // 4-byte cp.async (through L1); src_bytes 0 writes zeros.
 __device__ __forceinline__ void copy_4_zfill(std::uint32_t dst, void const* src,
                                              std::uint32_t src_bytes) {

@@ -2,6 +2,7 @@
 #include <cuda_fp8.h>
 
 #include "engine/common/cuda_check.h"
+#include "kernels/hopper/ptx.cuh"
 #include "kernels/moe/fp8_activation_math.cuh"
 #include "kernels/moe/fp8_expert_gemm.h"
 #include "kernels/moe/fp8_expert_layout.h"
@@ -17,15 +18,6 @@ __device__ __forceinline__ std::uint32_t load_b(std::uint8_t const* p) {
 __device__ __forceinline__ void copy_async_16(std::uint32_t smem_address, void const* global) {
   asm volatile("cp.async.cg.shared.global.L2::256B [%0], [%1], 16;" ::"r"(smem_address),
                "l"(global));
-}
-
-__device__ __forceinline__ void commit_async() {
-  asm volatile("cp.async.commit_group;");
-}
-
-template <int kPending>
-__device__ __forceinline__ void wait_async() {
-  asm volatile("cp.async.wait_group %0;" ::"n"(kPending));
 }
 
 __device__ __forceinline__ uint4 load_shared_16(std::uint32_t smem_address) {
@@ -115,7 +107,7 @@ __global__ void __launch_bounds__(kWarps * 32, kMinBlocks)
         issue_chunk(ring + s * kChunkBytes, weights, s, lane);
         wscale[s] = __ldg(reinterpret_cast<float2 const*>(scales) + s);
       }
-      commit_async();
+      hopper::cp_async_commit();
     }
 
     float acc[kNTiles][4] = {};
@@ -124,14 +116,14 @@ __global__ void __launch_bounds__(kWarps * 32, kMinBlocks)
       for (int s = 0; s < kStages; ++s) {
         int const c = c0 + s;
         if (c < chunks) {
-          wait_async<kStages - 2>();  // chunk c has landed in slot s
+          hopper::cp_async_wait<kStages - 2>();  // chunk c has landed in slot s
           int const next = c + kStages - 1;
           int const next_slot = (s + kStages - 1) % kStages;  // a constant once unrolled
           if (next < chunks) {
             issue_chunk(ring + next_slot * kChunkBytes, weights, next, lane);
             wscale[next_slot] = __ldg(reinterpret_cast<float2 const*>(scales) + next);
           }
-          commit_async();
+          hopper::cp_async_commit();
           uint4 a[4];
 #pragma unroll
           for (int step = 0; step < 4; ++step) {
@@ -173,7 +165,7 @@ __global__ void __launch_bounds__(kWarps * 32, kMinBlocks)
         }
       }
     }
-    wait_async<0>();
+    hopper::cp_async_wait<0>();
 
     if constexpr (kStage == ExpertGemmStage::kDown) {
       int const hidden = args.tiles * kTileRows;

@@ -4,6 +4,7 @@
 #include "engine/common/cuda_check.h"
 #include "kernels/hopper/pdl_launch.h"
 #include "kernels/hopper/ptx.cuh"
+#include "kernels/moe/router_logits_mma.h"
 #include "kernels/moe/routing.h"
 
 namespace gcmoe::kernels {
@@ -15,6 +16,10 @@ constexpr int kTileK = 16;
 constexpr int kGemmThreads = 256;  // 16 x 16 threads, 4 x 4 outputs each
 constexpr int kTargetBlocks = 264;
 constexpr int kMinSplitK = 128;
+// Split boundaries: whole k-tiles of both GEMM kernels (the tensor-core one's are 32 wide).
+constexpr int kSplitAlign = kRouterMmaTileK;
+static_assert(kSplitAlign % kTileK == 0 && kTileT == kRouterMmaTileT && kTileE == kRouterMmaTileE,
+              "one split plan serves both GEMM kernels");
 constexpr int kTopkWarps = 8;
 constexpr int kPerLane = kRouterMaxExperts / 32;
 constexpr unsigned kFullMask = 0xffffffffu;
@@ -36,7 +41,7 @@ Plan make_plan(RouterShape const& shape) {
   splits = splits < max_splits ? splits : max_splits;
   splits = splits < 1 ? 1 : splits;
   int k_per = (shape.hidden + splits - 1) / splits;
-  p.k_per_split = (k_per + kTileK - 1) / kTileK * kTileK;
+  p.k_per_split = (k_per + kSplitAlign - 1) / kSplitAlign * kSplitAlign;
   p.splits = (shape.hidden + p.k_per_split - 1) / p.k_per_split;
   return p;
 }
@@ -375,6 +380,10 @@ Status route(RouterDeviceInputs const& inputs, RouterShape const& shape, RouterP
   bool const gemv = use_gemv(inputs, shape);
   if (gemv) {
     GCMOE_CHECK_CUDA(launch_gemv_for(inputs, shape, partial, stream, chained));
+  } else if (router_mma_supported(inputs.x, inputs.gate_weight, shape.hidden)) {
+    GCMOE_CHECK_CUDA(launch_router_logits_mma(inputs.x, inputs.gate_weight, shape.num_tokens,
+                                              shape.hidden, shape.num_experts, p.k_per_split,
+                                              p.splits, partial, stream, chained));
   } else {
     dim3 const gemm_grid(static_cast<unsigned>(p.tiles_e), static_cast<unsigned>(p.tiles_t),
                          static_cast<unsigned>(p.splits));

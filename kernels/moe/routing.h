@@ -3,10 +3,12 @@
 // only, top-k (or hash routing by token id), renormalization and routed scaling. Semantics,
 // output order and tie rule: kernels/moe/router_ref.h.
 //
-// Two launches: a tiled fp32 GEMM (64 tokens x 64 experts per block, split over the hidden size
-// when the token x expert tiles alone cannot fill the GPU; partial sums go to the workspace and
-// are added in a fixed order, so results are deterministic), then one warp per token: sum the
-// partials, score, and select the top k by k rounds of warp argmax (ties to the lower expert).
+// Two launches: the gate GEMM, then one warp per token: sum the partials, score, and select the top
+// k by k rounds of warp argmax (ties to the lower expert). The GEMM is a GEMV for up to 16 tokens
+// (a block per 2 experts), beyond that 64 tokens x 64 experts per block split over the hidden size
+// when the tiles alone cannot fill the GPU (partial sums go to the workspace and are added in a
+// fixed order, so results are deterministic): on the tensor cores as 3xTF32 when the rows are
+// 16-byte aligned (router_logits_mma.h), else in fp32 on the CUDA cores.
 // No host synchronization and no allocation: capturable in a CUDA graph for a fixed shape.
 
 #include <cuda_runtime.h>
