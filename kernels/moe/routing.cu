@@ -20,7 +20,8 @@ constexpr int kMinSplitK = 128;
 constexpr int kSplitAlign = kRouterMmaTileK;
 static_assert(kSplitAlign % kTileK == 0 && kTileT == kRouterMmaTileT && kTileE == kRouterMmaTileE,
               "one split plan serves both GEMM kernels");
-constexpr int kTopkWarps = 8;
+constexpr int kTopkThreads = 128;
+constexpr int kPerThread = kRouterMaxExperts / kTopkThreads;
 constexpr int kPerLane = kRouterMaxExperts / 32;
 constexpr unsigned kFullMask = 0xffffffffu;
 
@@ -250,49 +251,55 @@ struct TopkArgs {
   float routed_scaling;
 };
 
-// One warp per token. Lane l holds the selection scores of experts l, l + 32, ... in registers
-// (indexed only by unrolled constants); the unbiased scores go to the warp's shared row.
-__global__ void __launch_bounds__(kTopkWarps * 32)
+// One block per token. Its threads sum the token's split partials (each thread a few experts, the
+// loads of several splits in flight at once: with many splits this sum was the kernel's cost when
+// one warp did it) and score them into shared memory; then warp 0 selects: lane l holds the
+// selection scores of experts l, l + 32, ... in registers (indexed only by unrolled constants).
+__global__ void __launch_bounds__(kTopkThreads)
     router_topk_kernel(float const* __restrict__ partial, TopkArgs args, RouterDeviceInputs inputs,
                        RouterDeviceOutputs outputs, bool chained) {
   hopper::enter_launch_chain(chained);
-  int const lane = static_cast<int>(threadIdx.x) & 31;
-  int const t = static_cast<int>(blockIdx.x) * kTopkWarps + (static_cast<int>(threadIdx.x) >> 5);
-  if (t >= args.tokens) {
-    return;  // the whole warp
-  }
-  __shared__ float scores[kTopkWarps][kRouterMaxExperts];
-  float* s = scores[threadIdx.x >> 5];
-  // Logits: the split partials added in split order. Split-outer, so each split's loads for all
-  // of this lane's experts are independent and in flight together.
-  float sel[kPerLane];
+  int const tid = static_cast<int>(threadIdx.x);
+  int const t = static_cast<int>(blockIdx.x);
+  __shared__ float s[kRouterMaxExperts];       // scores (the weights' source)
+  __shared__ float biased[kRouterMaxExperts];  // selection scores (score + bias)
+  // Logits: the split partials added in split order, from 0 (the order of every earlier version).
+  float logit[kPerThread];
 #pragma unroll
-  for (int i = 0; i < kPerLane; ++i) {
-    sel[i] = 0.0f;
+  for (int i = 0; i < kPerThread; ++i) {
+    logit[i] = 0.0f;
   }
-#pragma unroll 2
+#pragma unroll 8
   for (int sp = 0; sp < args.splits; ++sp) {
     float const* row = partial + (static_cast<std::size_t>(sp) * args.tokens + t) * args.experts;
 #pragma unroll
-    for (int i = 0; i < kPerLane; ++i) {
-      int const e = lane + 32 * i;
+    for (int i = 0; i < kPerThread; ++i) {
+      int const e = tid + kTopkThreads * i;
       if (e < args.experts) {
-        sel[i] += row[e];
+        logit[i] += row[e];
       }
     }
   }
 #pragma unroll
-  for (int i = 0; i < kPerLane; ++i) {
-    int const e = lane + 32 * i;
+  for (int i = 0; i < kPerThread; ++i) {
+    int const e = tid + kTopkThreads * i;
     if (e < args.experts) {
-      float const score = score_of(args.score, sel[i]);
+      float const score = score_of(args.score, logit[i]);
       s[e] = score;
-      sel[i] = inputs.bias != nullptr ? score + inputs.bias[e] : score;
-    } else {
-      sel[i] = -INFINITY;
+      biased[e] = inputs.bias != nullptr ? score + inputs.bias[e] : score;
     }
   }
-  __syncwarp();
+  __syncthreads();
+  if (tid >= 32) {
+    return;
+  }
+  int const lane = tid;
+  float sel[kPerLane];
+#pragma unroll
+  for (int i = 0; i < kPerLane; ++i) {
+    int const e = lane + 32 * i;
+    sel[i] = e < args.experts ? biased[e] : -INFINITY;
+  }
   int my_id = 0;
   float my_s = 0.0f;
   float sum = 0.0f;
@@ -400,11 +407,9 @@ Status route(RouterDeviceInputs const& inputs, RouterShape const& shape, RouterP
                       .renormalize = params.renormalize,
                       .renorm_epsilon = params.renorm_epsilon,
                       .routed_scaling = params.routed_scaling};
-  unsigned const topk_blocks =
-      static_cast<unsigned>((shape.num_tokens + kTopkWarps - 1) / kTopkWarps);
-  GCMOE_CHECK_CUDA(hopper::launch_with_pdl(router_topk_kernel, dim3(topk_blocks),
-                                           dim3(kTopkWarps * 32), 0, stream, chained, partial, args,
-                                           inputs, outputs, chained));
+  GCMOE_CHECK_CUDA(hopper::launch_with_pdl(
+      router_topk_kernel, dim3(static_cast<unsigned>(shape.num_tokens)), dim3(kTopkThreads), 0,
+      stream, chained, partial, args, inputs, outputs, chained));
   return Status();
 }
 

@@ -3,12 +3,12 @@
 // only, top-k (or hash routing by token id), renormalization and routed scaling. Semantics,
 // output order and tie rule: kernels/moe/router_ref.h.
 //
-// Two launches: the gate GEMM, then one warp per token: sum the partials, score, and select the top
-// k by k rounds of warp argmax (ties to the lower expert). The GEMM is a GEMV for up to 16 tokens
-// (a block per 2 experts), beyond that 64 tokens x 64 experts per block split over the hidden size
-// when the tiles alone cannot fill the GPU (partial sums go to the workspace and are added in a
-// fixed order, so results are deterministic): on the tensor cores as 3xTF32 when the rows are
-// 16-byte aligned (router_logits_mma.h), else in fp32 on the CUDA cores.
+// Two launches: the gate GEMM, then one block per token: its threads sum the partials and score,
+// one warp selects the top k by k rounds of warp argmax (ties to the lower expert). The GEMM is a
+// GEMV for up to 16 tokens (a block per 2 experts), beyond that 64 tokens x 64 experts per block
+// split over the hidden size when the tiles alone cannot fill the GPU (partial sums go to the
+// workspace and are added in a fixed order, so results are deterministic): on the tensor cores as
+// 3xTF32 when the rows are 16-byte aligned (router_logits_mma.h), else in fp32 on the CUDA cores.
 // No host synchronization and no allocation: capturable in a CUDA graph for a fixed shape.
 
 #include <cuda_runtime.h>
