@@ -33,6 +33,13 @@ struct PassBand {
 // tile for up to 128 rows instead of two 64-row passes side by side).
 inline constexpr PassBand kFp8PassBands[] = {{8, 8}, {32, 16}, {64, 64}, {96, 96}, {INT_MAX, 128}};
 
+// FP8 WGMMA for one expert alone (the shared expert in launches of its own: fixed_expert), where
+// the bands above leave most SMs idle (18 L1 and 40 L2 CTAs per pass at V4.1's shape): more,
+// narrower passes side by side, each re-reading the weights from L2. bench_lone_expert, V4.1's
+// shared expert on an H200 (bench/NOTES.md, "The lone expert"), µs, these bands / kFp8PassBands:
+// T=16 31.1 / 33.7 (8 rows x 2), T=64 35.4 / 50.7 (16 x 4), T=128 49.2 / 86.1 (16 x 8), T=256 56.8
+// / 86.7 (64 x 4); T <= 8 alike (31 µs: too few CTAs for any width, 25% of the copy rate).
+inline constexpr PassBand kFp8LonePassBands[] = {{32, 8}, {128, 16}, {INT_MAX, 64}};
 // MXFP4 (DeepSeek V4/V4.1, bench/NOTES.md "MXFP4 expert GEMM" v5.4, v5.5, v5.8): 8 rows up to 12
 // (2 L1 / 4 L2 CTAs per SM) and 16 rows up to 24, then 32 rows, one pass per tile group up to 72,
 // side by side beyond, all in the kernel with feed warps. One pass (v5.5): up to a hint about 1.5x

@@ -1,3 +1,5 @@
+#include <algorithm>
+
 #include "engine/common/cuda_check.h"
 #include "kernels/hopper/pdl_launch.h"
 #include "kernels/moe/expert_pass_policy.h"
@@ -140,10 +142,23 @@ Status launch(Fp8ExpertGemmArgs const& args, int passes, cudaStream_t stream) {
   return Status();
 }
 
-// The pass width and the passes side by side: expert_pass_policy.h, kFp8PassBands.
+// The pass width and the passes side by side: expert_pass_policy.h, kFp8PassBands
+// (kFp8LonePassBands for one fixed expert).
 template <ExpertGemmStage kStage>
-Status launch_for_rows(Fp8ExpertGemmArgs const& args, cudaStream_t stream) {
-  ExpertPasses const p = expert_passes_for(args.rows_per_expert_hint, kFp8PassBands);
+Status launch_for_rows(Fp8ExpertGemmArgs const& args, cudaStream_t stream,
+                       Fp8WgmmaPasses const& forced) {
+  // One expert alone (fixed_expert): its own bands, which spread it over more SMs.
+  ExpertPasses p =
+      expert_passes_for(args.rows_per_expert_hint,
+                        args.fixed_expert >= 0 ? std::span<PassBand const>(kFp8LonePassBands)
+                                               : std::span<PassBand const>(kFp8PassBands));
+  if (forced.rows > 0) {
+    int const hint = std::max(args.rows_per_expert_hint, 1);
+    p.rows = forced.rows;
+    p.passes = forced.passes > 0
+                   ? forced.passes
+                   : std::min((hint + forced.rows - 1) / forced.rows, kMaxParallelPasses);
+  }
   if (p.rows == 8) {
     return launch<kStage, 8>(args, p.passes, stream);
   }
@@ -176,7 +191,17 @@ Status preload_fp8_expert_wgmma() {
 }
 
 Status launch_fp8_expert_wgmma(Fp8ExpertGemmArgs const& args, cudaStream_t stream) {
+  return launch_fp8_expert_wgmma(args, stream, Fp8WgmmaPasses{});
+}
+
+Status launch_fp8_expert_wgmma(Fp8ExpertGemmArgs const& args, cudaStream_t stream,
+                               Fp8WgmmaPasses const& forced) {
   GCMOE_RETURN_IF_ERROR(check_expert_gemm_args(args));
+  GCMOE_CHECK_ARG_MSG(forced.rows == 0 || forced.rows == 8 || forced.rows == 16 ||
+                          forced.rows == 64 || forced.rows == 96 || forced.rows == 128,
+                      "fp8 expert wgmma: forced pass rows must be 8, 16, 64, 96 or 128");
+  GCMOE_CHECK_ARG_MSG(forced.passes >= 0 && forced.passes <= kMaxParallelPasses,
+                      "fp8 expert wgmma: forced passes side by side must be 0..8");
   bool const gate_up = args.stage == ExpertGemmStage::kGateUp;
   // CTAs own 128 outputs (L1: 16 tiles of 8, one requantization group) or 128 rows (L2: 8 of 16).
   GCMOE_CHECK_ARG_MSG(args.tiles > 0 && args.tiles % (gate_up ? 16 : 8) == 0,
@@ -189,8 +214,8 @@ Status launch_fp8_expert_wgmma(Fp8ExpertGemmArgs const& args, cudaStream_t strea
   if (args.max_active <= 0) {
     return Status();
   }
-  GCMOE_RETURN_IF_ERROR(gate_up ? launch_for_rows<ExpertGemmStage::kGateUp>(args, stream)
-                                : launch_for_rows<ExpertGemmStage::kDown>(args, stream));
+  GCMOE_RETURN_IF_ERROR(gate_up ? launch_for_rows<ExpertGemmStage::kGateUp>(args, stream, forced)
+                                : launch_for_rows<ExpertGemmStage::kDown>(args, stream, forced));
   GCMOE_CHECK_LAUNCH();
   return Status();
 }

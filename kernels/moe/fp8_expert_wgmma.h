@@ -39,4 +39,13 @@ Status preload_fp8_expert_wgmma();
 // rows as two 64-row halves per weight stage trimmed in steps of 16.
 Status launch_fp8_expert_wgmma(Fp8ExpertGemmArgs const& args, cudaStream_t stream);
 
+// Tests and benchmarks: a pass configuration forced instead of the policy's. rows: 8, 16, 64, 96
+// or 128 (0: the policy's); passes side by side 1..kMaxParallelPasses (0: ceil(hint / rows)).
+struct Fp8WgmmaPasses {
+  int rows = 0;
+  int passes = 0;
+};
+Status launch_fp8_expert_wgmma(Fp8ExpertGemmArgs const& args, cudaStream_t stream,
+                               Fp8WgmmaPasses const& forced);
+
 }  // namespace gcmoe::kernels

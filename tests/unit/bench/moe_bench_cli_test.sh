@@ -6,16 +6,18 @@
 # checks refuse, and a GPU machine's device is never used.
 #
 # Usage: moe_bench_cli_test.sh BENCH_EXPERT_FFN BENCH_MXFP4_EXPERT_FFN BENCH_ALIGN_SORT
-#                              BENCH_ROUTING
+#                              BENCH_ROUTING BENCH_LONE_EXPERT
 set -eu
-if [ $# -ne 4 ]; then
-  echo "usage: $0 BENCH_EXPERT_FFN BENCH_MXFP4_EXPERT_FFN BENCH_ALIGN_SORT BENCH_ROUTING" >&2
+if [ $# -ne 5 ]; then
+  echo "usage: $0 BENCH_EXPERT_FFN BENCH_MXFP4_EXPERT_FFN BENCH_ALIGN_SORT BENCH_ROUTING" \
+    "BENCH_LONE_EXPERT" >&2
   exit 2
 fi
 expert_ffn=$1
 mxfp4_expert_ffn=$2
 align_sort=$3
 routing=$4
+lone_expert=$5
 CUDA_VISIBLE_DEVICES=
 export CUDA_VISIBLE_DEVICES
 failures=0
@@ -97,6 +99,12 @@ expect_help "$routing" --out --reps --commit
 expect_error "$routing" --reps --reps 0
 expect_error "$routing" --reps --reps -3
 expect_error "$routing" --out --out
+
+expect_help "$lone_expert" --out --reps --rounds --commit --tokens
+expect_error "$lone_expert" --reps --reps 0
+expect_error "$lone_expert" --rounds --rounds 0
+expect_error "$lone_expert" --tokens --tokens 3
+expect_error "$lone_expert" --tokens --tokens -1
 
 if [ "$failures" -ne 0 ]; then
   echo "$failures of $checks checks failed"

@@ -53,9 +53,24 @@ TEST_CASE("Expert pass policy, FP8: 8 rows up to 8, 16 up to 32, 64, 96, then 12
                               {5000, 128, 8}});
 }
 
+TEST_CASE(
+    "Expert pass policy, one FP8 expert alone: 8-row passes up to 32, 16 up to 128, then 64") {
+  check_bands(kFp8LonePassBands, {{1, 8, 1},
+                                  {8, 8, 1},
+                                  {16, 8, 2},
+                                  {32, 8, 4},
+                                  {33, 16, 3},
+                                  {64, 16, 4},
+                                  {128, 16, 8},
+                                  {129, 64, 3},
+                                  {256, 64, 4},
+                                  {5000, 64, 8}});
+}
+
 TEST_CASE("Expert pass policy: side-by-side passes cover the hint unless the band caps them") {
   for (std::span<PassBand const> const bands :
-       {std::span<PassBand const>(kFp8PassBands), std::span<PassBand const>(kMxfp4PassBands)}) {
+       {std::span<PassBand const>(kFp8PassBands), std::span<PassBand const>(kMxfp4PassBands),
+        std::span<PassBand const>(kFp8LonePassBands)}) {
     for (int hint = 1; hint <= 1200; ++hint) {
       ExpertPasses const p = expert_passes_for(hint, bands);
       INFO("hint " << hint << " bands " << bands.size());
