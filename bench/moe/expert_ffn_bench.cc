@@ -38,6 +38,7 @@
 #include <string>
 #include <vector>
 
+#include "bench/common/column_bench_flags.h"
 #include "bench/common/column_rounds.h"
 #include "bench/common/device_fill.h"
 #include "bench/common/gpu_clock_sampler.h"
@@ -376,20 +377,9 @@ Status run(Options const& options) {
 int main(int argc, char** argv) {
   gcmoe::bench::Options options;
   CLI::App app{"bench_expert_ffn: the FP8 expert FFN (mma.sync, WGMMA) against the copy ceiling"};
-  app.add_option("--out", options.out, "JSON output file");
-  app.add_option("--reps", options.reps, "timed repetitions per column and round")
-      ->check(CLI::Range(1, 10000));
-  app.add_option("--rounds", options.rounds,
-                 "rounds over the columns, the order reversed every other round; a column's time "
-                 "is the median of its rounds")
-      ->check(CLI::Range(1, 100));
-  app.add_option("--commit", options.commit, "commit the binary was built from");
-  // A T outside the sweep would time nothing and still write a JSON file: refused instead.
-  std::vector<int> tokens_allowed = {0};
-  tokens_allowed.insert(tokens_allowed.end(), std::begin(gcmoe::bench::kTokenSweep),
-                        std::end(gcmoe::bench::kTokenSweep));
-  app.add_option("--tokens", options.only_tokens, "only this T of the sweep (0: the whole sweep)")
-      ->check(CLI::IsMember(tokens_allowed));
+  gcmoe::bench::add_column_bench_flags(app, options.out, options.reps, options.rounds,
+                                       options.commit);
+  gcmoe::bench::add_sweep_tokens_flag(app, options.only_tokens, gcmoe::bench::kTokenSweep);
   app.add_option("--scenario", options.only_scenario, "only ep1 or ep8_rank (default: both)")
       ->check(CLI::IsMember({"ep1", "ep8_rank"}));
   app.add_option("--hint", options.hint,

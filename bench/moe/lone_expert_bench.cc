@@ -18,6 +18,7 @@
 #include <string>
 #include <vector>
 
+#include "bench/common/column_bench_flags.h"
 #include "bench/common/column_rounds.h"
 #include "bench/common/device_fill.h"
 #include "bench/common/gpu_clock_sampler.h"
@@ -199,17 +200,9 @@ Status run(Options const& options) {
 int main(int argc, char** argv) {
   gcmoe::bench::Options options;
   CLI::App app{"bench_lone_expert: one FP8 expert FFN alone (V4.1's shared expert) by pass width"};
-  app.add_option("--out", options.out, "JSON output file");
-  app.add_option("--reps", options.reps, "timed repetitions per column and round")
-      ->check(CLI::Range(1, 10000));
-  app.add_option("--rounds", options.rounds, "rounds over the columns (odd)")
-      ->check(CLI::Range(1, 99));
-  app.add_option("--commit", options.commit, "commit the binary was built from");
-  std::vector<int> tokens_allowed = {0};
-  tokens_allowed.insert(tokens_allowed.end(), std::begin(gcmoe::bench::kTokenSweep),
-                        std::end(gcmoe::bench::kTokenSweep));
-  app.add_option("--tokens", options.only_tokens, "only this T of the sweep (0: the whole sweep)")
-      ->check(CLI::IsMember(tokens_allowed));
+  gcmoe::bench::add_column_bench_flags(app, options.out, options.reps, options.rounds,
+                                       options.commit);
+  gcmoe::bench::add_sweep_tokens_flag(app, options.only_tokens, gcmoe::bench::kTokenSweep);
   CLI11_PARSE(app, argc, argv);
   gcmoe::Status const status = gcmoe::bench::run(options);
   if (!status.ok()) {

@@ -39,6 +39,7 @@
 #include <string>
 #include <vector>
 
+#include "bench/common/column_bench_flags.h"
 #include "bench/common/column_rounds.h"
 #include "bench/common/device_fill.h"
 #include "bench/common/gpu_clock_sampler.h"
@@ -480,14 +481,8 @@ Status run(Options const& options) {
 int main(int argc, char** argv) {
   gcmoe::bench::Options options;
   CLI::App app{"bench_mxfp4_expert_ffn: the MXFP4 expert FFN against the copy ceiling"};
-  app.add_option("--out", options.out, "JSON output file");
-  app.add_option("--reps", options.reps, "timed repetitions per column and round")
-      ->check(CLI::Range(1, 10000));
-  app.add_option("--rounds", options.rounds,
-                 "rounds over the columns, the order reversed every other round; a column's time "
-                 "is the median of its rounds")
-      ->check(CLI::Range(1, 100));
-  app.add_option("--commit", options.commit, "commit the binary was built from");
+  gcmoe::bench::add_column_bench_flags(app, options.out, options.reps, options.rounds,
+                                       options.commit);
   app.add_option("--tokens", options.only_tokens,
                  "only this T, any of 1..4096 (default: the sweep)")
       ->check(CLI::Range(1, 4096));
