@@ -1,4 +1,4 @@
-#include <algorithm>
+#include <climits>
 
 #include "engine/common/cuda_check.h"
 #include "kernels/hopper/pdl_launch.h"
@@ -153,11 +153,10 @@ Status launch_for_rows(Fp8ExpertGemmArgs const& args, cudaStream_t stream,
                         args.fixed_expert >= 0 ? std::span<PassBand const>(kFp8LonePassBands)
                                                : std::span<PassBand const>(kFp8PassBands));
   if (forced.rows > 0) {
-    int const hint = std::max(args.rows_per_expert_hint, 1);
-    p.rows = forced.rows;
-    p.passes = forced.passes > 0
-                   ? forced.passes
-                   : std::min((hint + forced.rows - 1) / forced.rows, kMaxParallelPasses);
+    // The forced width as a single band, so the passes follow the same rule as the policy's.
+    PassBand const band[] = {{INT_MAX, forced.rows}};
+    p = expert_passes_for(args.rows_per_expert_hint, band);
+    p.passes = forced.passes > 0 ? forced.passes : p.passes;
   }
   if (p.rows == 8) {
     return launch<kStage, 8>(args, p.passes, stream);
