@@ -4,7 +4,9 @@
 // (kFp8LonePassBands, what launch_fp8_expert_wgmma runs for a fixed expert) and forced ones, each
 // column `rows` wide with ceil(T / rows) passes side by side (at most 8; the routed experts'
 // kFp8PassBands pick rows8 up to T=8, rows16 to 32, rows64 to 64, rows128 beyond), timed in rounds
-// (bench/common/column_rounds.h) against the copy ceiling of the same run.
+// (bench/common/column_rounds.h) against the copy ceiling of the same run. Up to T=128 the policy
+// also splits each (tile group, pass) along K over a cluster of CTAs (expert_split_k.cuh): the
+// splitS columns force S, `unsplit` none.
 //
 // Usage: bench_lone_expert [--out FILE] [--reps 30] [--rounds 3] [--commit SHA] [--tokens N]
 #include <cuda_runtime.h>
@@ -48,15 +50,22 @@ struct Options {
   int only_tokens = 0;
 };
 
+// A column runs at T <= max_tokens (a K split needs the lone bands' 8- or 16-row passes: T <= 128).
 struct Column {
   char const* name;
   kernels::Fp8WgmmaPasses passes;
+  int max_tokens = 1 << 20;
 };
 constexpr Column kColumns[] = {{"policy", {}},
-                               {"rows8", {8, 0}},
-                               {"rows16", {16, 0}},
-                               {"rows64", {64, 0}},
-                               {"rows128", {128, 0}}};
+                               {"unsplit", {0, 0, 1}},
+                               {"split2", {0, 0, 2}, 128},
+                               {"split4", {0, 0, 4}, 128},
+                               {"split5", {0, 0, 5}, 128},
+                               {"split8", {0, 0, 8}, 32},
+                               {"rows8", {8, 0, 1}},
+                               {"rows16", {16, 0, 1}},
+                               {"rows64", {64, 0, 1}},
+                               {"rows128", {128, 0, 1}}};
 
 struct Buffers {
   DeviceBuffer<std::uint8_t> l1, l2, x, h;
@@ -154,25 +163,31 @@ Status run(Options const& options) {
     if (options.only_tokens != 0 && tokens != options.only_tokens) {
       continue;
     }
+    std::vector<Column> run_columns;
+    for (Column const& column : kColumns) {
+      if (tokens <= column.max_tokens) {
+        run_columns.push_back(column);
+      }
+    }
     GCMOE_ASSIGN_OR_RETURN(
         std::vector<ColumnRounds> const timed,
-        time_in_rounds(std::ssize(kColumns), options.rounds, [&](int c) {
+        time_in_rounds(std::ssize(run_columns), options.rounds, [&](int c) {
           return time_graph_sampled(clock, stream, options.reps, kCopies, [&]() -> Status {
             for (int copy = 0; copy < kCopies; ++copy) {
-              GCMOE_RETURN_IF_ERROR(launch_lone(b, copy, tokens, kColumns[c].passes, stream));
+              GCMOE_RETURN_IF_ERROR(launch_lone(b, copy, tokens, run_columns[c].passes, stream));
             }
             return Status();
           });
         }));
     nlohmann::json columns = nlohmann::json::object();
     fmt::print("T={:>4}", tokens);
-    for (std::size_t c = 0; c < std::size(kColumns); ++c) {
+    for (std::size_t c = 0; c < run_columns.size(); ++c) {
       double const us = timed[c].median_us();
-      fmt::print("  {} {:7.1f} us ({:3.0f}%)", kColumns[c].name, us, 100.0 * floor_us / us);
-      columns[kColumns[c].name] = {{"time_us", us},
-                                   {"fraction_of_copy", floor_us / us},
-                                   {"round_us", timed[c].round_us},
-                                   {"clock", clock_json(timed[c].clock)}};
+      fmt::print("  {} {:7.1f} us ({:3.0f}%)", run_columns[c].name, us, 100.0 * floor_us / us);
+      columns[run_columns[c].name] = {{"time_us", us},
+                                      {"fraction_of_copy", floor_us / us},
+                                      {"round_us", timed[c].round_us},
+                                      {"clock", clock_json(timed[c].clock)}};
     }
     fmt::print("\n");
     points.push_back({{"tokens", tokens}, {"floor_us", floor_us}, {"columns", columns}});
@@ -181,8 +196,10 @@ Status run(Options const& options) {
       {"benchmark", "lone_expert"},
       {"shape", {{"hidden", kHidden}, {"intermediate", kInter}}},
       {"columns",
-       "policy: kFp8LonePassBands by T (launch_fp8_expert_wgmma for a fixed expert); rowsN: "
-       "N-row passes, ceil(T / N) side by side (at most 8)"},
+       "policy: kFp8LonePassBands by T with the policy's K split (launch_fp8_expert_wgmma for a "
+       "fixed expert); unsplit: the same bands without a K split; splitS: the bands with S CTAs "
+       "per (tile group, pass) along K (T <= 128); rowsN: N-row passes, ceil(T / N) side by side "
+       "(at most 8), no split"},
       {"commit", options.commit},
       {"copy_gbps", copy_gbps},
       {"expert_bytes", kExpertBytes},

@@ -48,14 +48,20 @@ __device__ __forceinline__ bool begin_expert_cta(Fp8ExpertGemmArgs const& args, 
   return active_expert_slot(args, out);
 }
 
-// This CTA's tile group and the first row of its first pass (blockIdx.x: tile group × `passes`
-// kN-row passes side by side); false when that pass starts past the expert's rows (the CTA exits).
+// The tile group and the first row of the first pass of CTA `cta` (tile group × `passes` kN-row
+// passes side by side); false when that pass starts past the expert's rows (the CTA exits).
+template <int kN>
+__device__ __forceinline__ bool cta_first_pass_at(ExpertSlot const& slot, int passes, int cta,
+                                                  int& group, int& first_pass) {
+  group = cta / passes;
+  first_pass = slot.row_begin + (cta % passes) * kN;
+  return first_pass < slot.row_end;
+}
+// The same for this CTA, blockIdx.x.
 template <int kN>
 __device__ __forceinline__ bool cta_first_pass(ExpertSlot const& slot, int passes, int& group,
                                                int& first_pass) {
-  group = static_cast<int>(blockIdx.x) / passes;
-  first_pass = slot.row_begin + (static_cast<int>(blockIdx.x) % passes) * kN;
-  return first_pass < slot.row_end;
+  return cta_first_pass_at<kN>(slot, passes, static_cast<int>(blockIdx.x), group, first_pass);
 }
 
 // Bytes from the start of dynamic shared memory to its first 1024-byte boundary (launches reserve

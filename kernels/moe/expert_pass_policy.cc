@@ -21,4 +21,13 @@ ExpertPasses expert_passes_for(int rows_per_expert_hint, std::span<PassBand cons
   return {band.rows, std::min((hint + band.rows - 1) / band.rows, cap), band.producer_less};
 }
 
+int lone_expert_k_splits(int ctas, int chunks, int sms, int max_splits) {
+  int splits = 1;
+  while (splits < max_splits && ctas * splits < sms &&
+         chunks / (splits + 1) >= kMinChunksPerSplit) {
+    ++splits;
+  }
+  return splits;
+}
+
 }  // namespace gcmoe::kernels

@@ -62,6 +62,15 @@ struct ExpertPasses {
   bool producer_less = false;
 };
 
+// The K split of a lone expert's launch (fp8_expert_wgmma_kernel.cuh, expert_split_k.cuh): the
+// fewest CTAs per (tile group, pass), up to max_splits, that give the launch at least one CTA per
+// SM (`sms`), each keeping at least kMinChunksPerSplit K chunks. A CTA streams ~50-65 GB/s after
+// a fixed ~5 µs (launch, the pipeline's fill, the epilogue), so fewer chunks cost more than they
+// stream: V4.1's shared expert at T=1 on an H200 (bench/NOTES.md, "The lone expert", ncu), L1 µs
+// by CTAs per (tile group, pass): 1 25.8, 2 15.7, 4 12.0 (10 chunks each), 6 13.2, 8 16.3 (5).
+inline constexpr int kMinChunksPerSplit = 8;
+int lone_expert_k_splits(int ctas, int chunks, int sms, int max_splits);
+
 // The band a hint falls in (hint < 1 counts as 1). bands: increasing max_hint, the last INT_MAX.
 PassBand const& pass_band_for(int rows_per_expert_hint, std::span<PassBand const> bands);
 

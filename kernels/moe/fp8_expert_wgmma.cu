@@ -1,3 +1,4 @@
+#include <algorithm>
 #include <climits>
 
 #include "engine/common/cuda_check.h"
@@ -117,11 +118,63 @@ cudaError_t raise_smem_limit() {
   return e;
 }
 
+// The most CTAs a K split may put on one (tile group, pass) in the kernel with feed warps: the
+// cluster's partial sums ((splits - 1) · consumer threads · kN / 2 floats) go through CTA 0's
+// stages (expert_split_k.cuh); 8 is the portable cluster size.
 template <ExpertGemmStage kStage, int kN>
-Status launch(Fp8ExpertGemmArgs const& args, int passes, cudaStream_t stream) {
+constexpr int max_k_splits() {
+  using C = Config<kStage, kN>;
+  constexpr int kScratchPerSplit = C::kWgs * 128 * (kN / 2) * static_cast<int>(sizeof(float));
+  return std::min(8, 1 + C::kStages * stage_bytes<C::kWgs, kN>() / kScratchPerSplit);
+}
+
+int device_sms() {
+  int device = 0;
+  int sms = 0;
+  if (cudaGetDevice(&device) != cudaSuccess ||
+      cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device) != cudaSuccess) {
+    return 1;  // unknown: no split
+  }
+  return sms;
+}
+
+// The K split of a launch: only for one fixed expert whose rows the passes side by side cover in
+// one go (a split CTA runs one pass), in the kernel with feed warps; forced_k_splits > 0 forces it
+// (tests and benchmarks), else expert_pass_policy.h's lone_expert_k_splits.
+template <ExpertGemmStage kStage, int kN>
+StatusOr<int> k_splits_for(Fp8ExpertGemmArgs const& args, int passes, int forced_k_splits) {
+  bool const allowed = !kWideKernel<kN> && args.fixed_expert >= 0 && args.fixed_rows <= kN * passes;
+  if (forced_k_splits > 0) {
+    if constexpr (!kWideKernel<kN>) {
+      GCMOE_CHECK_ARG_MSG(
+          forced_k_splits == 1 || (allowed && forced_k_splits <= max_k_splits<kStage, kN>() &&
+                                   forced_k_splits <= args.chunks),
+          "fp8 expert wgmma: a K split needs one fixed expert whose rows fit one "
+          "pass per CTA, at most as many splits as the scratch and the chunks allow");
+    } else {
+      GCMOE_CHECK_ARG_MSG(forced_k_splits == 1,
+                          "fp8 expert wgmma: passes of 64 rows and more do not split K");
+    }
+    return forced_k_splits;
+  }
+  if constexpr (kWideKernel<kN>) {
+    return 1;
+  } else {
+    if (!allowed) {
+      return 1;
+    }
+    int const ctas = args.tiles * kTileRows / kWgmmaTileRows / Config<kStage, kN>::kWgs * passes;
+    return lone_expert_k_splits(ctas, args.chunks, device_sms(), max_k_splits<kStage, kN>());
+  }
+}
+
+template <ExpertGemmStage kStage, int kN>
+Status launch(Fp8ExpertGemmArgs const& args, int passes, int forced_k_splits, cudaStream_t stream) {
   constexpr int kWgs = Config<kStage, kN>::kWgs;
   int const tiles64 = args.tiles * kTileRows / kWgmmaTileRows;
-  dim3 const grid(static_cast<unsigned>(tiles64 / kWgs * passes),
+  GCMOE_ASSIGN_OR_RETURN(int const k_splits,
+                         (k_splits_for<kStage, kN>(args, passes, forced_k_splits)));
+  dim3 const grid(static_cast<unsigned>(tiles64 / kWgs * passes * k_splits),
                   static_cast<unsigned>(args.max_active));
   std::size_t const smem = smem_bytes<kStage, kN>();
   if constexpr (kWideKernel<kN>) {
@@ -129,14 +182,16 @@ Status launch(Fp8ExpertGemmArgs const& args, int passes, cudaStream_t stream) {
                                              stream, args.overlap_previous, args, passes));
   } else {
     dim3 const block((kWgs * 4 + kFp8FeedWarps) * 32);
+    auto const cluster = static_cast<unsigned>(k_splits);
     if (args.x_rows > 0) {
       GCMOE_ASSIGN_OR_RETURN(auto const x_map, (expert_x_map<kN, true>(args)));
-      GCMOE_CHECK_CUDA(hopper::launch_with_pdl(kernel_for<kStage, kN, true>(), grid, block, smem,
-                                               stream, args.overlap_previous, args, passes, x_map));
+      GCMOE_CHECK_CUDA(hopper::launch_with_pdl_in_clusters(
+          kernel_for<kStage, kN, true>(), grid, block, smem, stream, args.overlap_previous, cluster,
+          args, passes, k_splits, x_map));
     } else {
-      GCMOE_CHECK_CUDA(hopper::launch_with_pdl(kernel_for<kStage, kN, false>(), grid, block, smem,
-                                               stream, args.overlap_previous, args, passes,
-                                               NoXMap{}));
+      GCMOE_CHECK_CUDA(hopper::launch_with_pdl_in_clusters(
+          kernel_for<kStage, kN, false>(), grid, block, smem, stream, args.overlap_previous,
+          cluster, args, passes, k_splits, NoXMap{}));
     }
   }
   return Status();
@@ -158,19 +213,20 @@ Status launch_for_rows(Fp8ExpertGemmArgs const& args, cudaStream_t stream,
     p = expert_passes_for(args.rows_per_expert_hint, band);
     p.passes = forced.passes > 0 ? forced.passes : p.passes;
   }
+  int const k = forced.k_splits;
   if (p.rows == 8) {
-    return launch<kStage, 8>(args, p.passes, stream);
+    return launch<kStage, 8>(args, p.passes, k, stream);
   }
   if (p.rows == 16) {
-    return launch<kStage, 16>(args, p.passes, stream);
+    return launch<kStage, 16>(args, p.passes, k, stream);
   }
   if (p.rows == 64) {
-    return launch<kStage, 64>(args, p.passes, stream);
+    return launch<kStage, 64>(args, p.passes, k, stream);
   }
   if (p.rows == 96) {
-    return launch<kStage, 96>(args, p.passes, stream);
+    return launch<kStage, 96>(args, p.passes, k, stream);
   }
-  return launch<kStage, 128>(args, p.passes, stream);
+  return launch<kStage, 128>(args, p.passes, k, stream);
 }
 
 }  // namespace
@@ -201,6 +257,8 @@ Status launch_fp8_expert_wgmma(Fp8ExpertGemmArgs const& args, cudaStream_t strea
                       "fp8 expert wgmma: forced pass rows must be 8, 16, 64, 96 or 128");
   GCMOE_CHECK_ARG_MSG(forced.passes >= 0 && forced.passes <= kMaxParallelPasses,
                       "fp8 expert wgmma: forced passes side by side must be 0..8");
+  GCMOE_CHECK_ARG_MSG(forced.k_splits >= 0 && forced.k_splits <= 8,
+                      "fp8 expert wgmma: forced K splits must be 0..8");
   bool const gate_up = args.stage == ExpertGemmStage::kGateUp;
   // CTAs own 128 outputs (L1: 16 tiles of 8, one requantization group) or 128 rows (L2: 8 of 16).
   GCMOE_CHECK_ARG_MSG(args.tiles > 0 && args.tiles % (gate_up ? 16 : 8) == 0,

@@ -39,11 +39,19 @@ Status preload_fp8_expert_wgmma();
 // rows as two 64-row halves per weight stage trimmed in steps of 16.
 Status launch_fp8_expert_wgmma(Fp8ExpertGemmArgs const& args, cudaStream_t stream);
 
+// A fixed expert (the shared expert alone) whose rows the passes side by side cover in one go
+// runs with its K chunks split over a cluster of CTAs per (tile group, pass) where its tile groups
+// alone would leave SMs idle (8- and 16-row passes; expert_split_k.cuh, expert_pass_policy.h's
+// lone_expert_k_splits).
+//
 // Tests and benchmarks: a pass configuration forced instead of the policy's. rows: 8, 16, 64, 96
-// or 128 (0: the policy's); passes side by side 1..kMaxParallelPasses (0: ceil(hint / rows)).
+// or 128 (0: the policy's); passes side by side 1..kMaxParallelPasses (0: ceil(hint / rows));
+// k_splits 1..8 (0: the policy's; more than 1 only where a split is allowed, else
+// INVALID_ARGUMENT).
 struct Fp8WgmmaPasses {
   int rows = 0;
   int passes = 0;
+  int k_splits = 0;
 };
 Status launch_fp8_expert_wgmma(Fp8ExpertGemmArgs const& args, cudaStream_t stream,
                                Fp8WgmmaPasses const& forced);

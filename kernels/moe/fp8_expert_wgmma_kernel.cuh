@@ -6,6 +6,7 @@
 #include "kernels/hopper/ptx.cuh"
 #include "kernels/moe/expert_feed_pass.cuh"
 #include "kernels/moe/expert_rows_ready.cuh"
+#include "kernels/moe/expert_split_k.cuh"
 #include "kernels/moe/expert_x_map.h"
 #include "kernels/moe/expert_x_rows_copy.cuh"
 #include "kernels/moe/fp8_expert_gemm.h"
@@ -21,13 +22,17 @@ namespace gcmoe::kernels::fp8_wgmma {
 // Passes of one expert's rows run as `passes` CTAs side by side (blockIdx.x = tile group ·
 // passes + pass), so a wide batch re-reads a weight tile from L2 rather than HBM; a CTA whose
 // pass starts past the expert's rows exits.
+// k_splits > 1 (launched in clusters of k_splits CTAs along x, blockIdx.x = (tile group · passes
+// + pass) · k_splits + split): each CTA of a cluster streams its share of the K chunks and the
+// cluster's CTA 0 sums the partial accumulators and runs the epilogue (expert_split_k.cuh); the
+// launch guarantees one pass per CTA.
 // kTmaX: the x warp loads a stage's x rows with one TMA tensor copy (x_map; rows past the buffer
 // read as zeros, rows past the expert's are other experts' and their columns never written), so
 // the consumers need no proxy fence before their WGMMAs; else cp.async (expert_x_rows_copy.cuh).
 template <ExpertGemmStage kStage, int kWgs, int kN, int kStages, int kMinBlocks, int kFeedWarps,
           bool kTmaX>
 __global__ void __launch_bounds__((kWgs * 4 + kFeedWarps) * 32, kMinBlocks)
-    fp8_expert_wgmma_kernel(Fp8ExpertGemmArgs args, int passes,
+    fp8_expert_wgmma_kernel(Fp8ExpertGemmArgs args, int passes, int k_splits,
                             __grid_constant__ XMap<kTmaX> const x_map) {
   static_assert(kN % 8 == 0 && kN >= 8 && kN <= 32, "wider passes: fp8_expert_wgmma_wide.cuh");
   static_assert(kStage != ExpertGemmStage::kGateUp || kWgs * 32 == kChunkK,
@@ -46,8 +51,12 @@ __global__ void __launch_bounds__((kWgs * 4 + kFeedWarps) * 32, kMinBlocks)
   }
   int const expert = slot.expert;
   int const row_end = slot.row_end;
-  int const chunks = args.chunks;
-  std::int64_t const k_total = static_cast<std::int64_t>(chunks) * kChunkK;
+  std::int64_t const k_total = static_cast<std::int64_t>(args.chunks) * kChunkK;
+  // This CTA's K chunks [c0, c0 + chunks) (all of them without a split).
+  int const split = k_splits > 1 ? static_cast<int>(hopper::cluster_ctarank()) : 0;
+  ChunkRange const range = split_chunks(args.chunks, split, k_splits);
+  int const c0 = range.begin;
+  int const chunks = range.end - range.begin;
   int const warp = static_cast<int>(threadIdx.x) / 32;
   int const lane = static_cast<int>(threadIdx.x) % 32;
 
@@ -69,7 +78,8 @@ __global__ void __launch_bounds__((kWgs * 4 + kFeedWarps) * 32, kMinBlocks)
 
   int group = 0;  // 128 rows: kWgs 64-row tiles
   int first_pass = 0;
-  if (!cta_first_pass<kN>(slot, passes, group, first_pass)) {
+  if (!cta_first_pass_at<kN>(slot, passes, static_cast<int>(blockIdx.x) / k_splits, group,
+                             first_pass)) {
     return;
   }
   std::int64_t const tile0 = static_cast<std::int64_t>(group) * kWgs;
@@ -94,8 +104,9 @@ __global__ void __launch_bounds__((kWgs * 4 + kFeedWarps) * 32, kMinBlocks)
         if (lane == 0) {
           // The group's kWgs images of chunk c are side by side (fp8_expert_wgmma_layout.h).
           ptx::mbarrier_arrive_expect_tx(full_bar, kWgs * kWgmmaChunkBytes);
-          // wgmma_image_index(tile0, c, chunks, kWgs), tile0 = group · kWgs.
-          ptx::bulk_copy_g2s(stage, weights + (tile0 * chunks + c * kWgs) * kWgmmaChunkBytes,
+          // wgmma_image_index(tile0, c0 + c, args.chunks, kWgs), tile0 = group · kWgs.
+          ptx::bulk_copy_g2s(stage,
+                             weights + (tile0 * args.chunks + (c0 + c) * kWgs) * kWgmmaChunkBytes,
                              kWgs * kWgmmaChunkBytes, full_bar);
         }
       };
@@ -114,17 +125,17 @@ __global__ void __launch_bounds__((kWgs * 4 + kFeedWarps) * 32, kMinBlocks)
         if constexpr (kTmaX) {
           if (lane == 0) {
             ptx::mbarrier_expect_tx(full_bar, kN * kChunkK);
-            ptx::tma_load_2d(x_stage, &x_map, c * kChunkK, pass, full_bar);
+            ptx::tma_load_2d(x_stage, &x_map, (c0 + c) * kChunkK, pass, full_bar);
           }
         } else {
-          copy_x_rows<kN>(x_stage, args.x, k_total, pass, rows, c, lane);
+          copy_x_rows<kN>(x_stage, args.x, k_total, pass, rows, c0 + c, lane);
         }
-        copy_x_scales<kN>(stage_scales, args.x_scales, chunks, pass, rows, c, lane);
+        copy_x_scales<kN>(stage_scales, args.x_scales, args.chunks, pass, rows, c0 + c, lane);
         // The tiles' weight scale_inv pairs, so no consumer waits on a global load.
         if (lane < kWgs) {
           ptx::copy_8(ptx::smem_address(stage_scales + kN + 2 * lane),
                       args.weight_scales + expert * args.scale_stride +
-                          ((tile0 + lane) * chunks + c) * kWgmmaScalesPerTileChunk);
+                          ((tile0 + lane) * args.chunks + c0 + c) * kWgmmaScalesPerTileChunk);
         }
         ptx::cp_async_arrive_noinc(full_bar);
       };
@@ -162,6 +173,10 @@ __global__ void __launch_bounds__((kWgs * 4 + kFeedWarps) * 32, kMinBlocks)
     }
     consume_pass_trimmed<kStage == ExpertGemmStage::kDown, kN, kWgs, kStages, kWidthStep, false,
                          !kTmaX>(acc, it, rows, view, [](int, StageCursor) {});
+    if (k_splits > 1 && !sum_split_accumulators<kN / 2, kConsumerThreads>(
+                            acc, smem_base, k_splits, static_cast<int>(threadIdx.x))) {
+      return;  // a CTA of a split runs one pass; CTA 0 finishes it
+    }
 
     finish_pass<kStage, kN, kConsumerThreads>(acc, args, pass, rows, tile, group, amax);
   }

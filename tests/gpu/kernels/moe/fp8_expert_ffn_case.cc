@@ -121,7 +121,7 @@ double run_case(Case const& c) {
   auto stream = cuda::Stream::create();
   REQUIRE(stream.ok());
   auto const launch = [&](Fp8ExpertGemmArgs const& a) {
-    return wgmma ? launch_fp8_expert_wgmma(a, stream->get())
+    return wgmma ? launch_fp8_expert_wgmma(a, stream->get(), Fp8WgmmaPasses{0, 0, c.k_splits})
                  : launch_fp8_expert_gemm(a, stream->get());
   };
   testing::ReadyCounters const ready = testing::make_ready_counters(rows);
@@ -136,6 +136,11 @@ double run_case(Case const& c) {
   args.route_weights = c.deepseek_semantics ? batch.route.data() : nullptr;
   if (!c.tma_x) {
     args.x_rows = 0;
+  }
+  if (c.fixed_expert) {
+    REQUIRE((wgmma && c.experts == 1));
+    args.fixed_expert = 0;
+    args.fixed_rows = static_cast<int>(rows);
   }
   if (c.ready != Case::Ready::kNoCounters) {
     ready.attach(args, 7, c.ready == Case::Ready::kNever ? 1'000'000 : 10'000'000'000);
@@ -188,13 +193,15 @@ double run_case(Case const& c) {
   }
   std::printf(
       "fp8 expert ffn %s H=%lld I=%lld E=%d T=%d k=%d rows=%lld max_rows/expert=%d hint=%d "
-      "%s tma_x=%d seed=%llu rel_l2_error=%.3e; h: %lld flips, %lld codes and %lld scales "
+      "%s tma_x=%d fixed=%d k_splits=%d seed=%llu rel_l2_error=%.3e; h: %lld flips, %lld codes and "
+      "%lld scales "
       "outside, worst deviation %.2e; down from the kernel's h: rel_l2 %.3e\n",
       kernel_name(c.kernel), static_cast<long long>(h), static_cast<long long>(inter), c.experts,
       c.tokens, c.top_k, static_cast<long long>(rows), max_rows_per_expert,
       args.rows_per_expert_hint, c.deepseek_semantics ? "deepseek-semantics" : "glm",
-      c.tma_x ? 1 : 0, static_cast<unsigned long long>(c.seed), end_to_end,
-      static_cast<long long>(staged.h.flips), static_cast<long long>(staged.h.codes_outside),
+      c.tma_x ? 1 : 0, c.fixed_expert ? 1 : 0, c.k_splits, static_cast<unsigned long long>(c.seed),
+      end_to_end, static_cast<long long>(staged.h.flips),
+      static_cast<long long>(staged.h.codes_outside),
       static_cast<long long>(staged.h.scales_outside), staged.h.worst_deviation, error);
   return error;
 }

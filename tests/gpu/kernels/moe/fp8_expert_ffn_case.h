@@ -33,6 +33,10 @@ struct Case {
   // The WGMMA kernel with feed warps (up to 32 rows per pass) loads the x rows by TMA when the
   // launch gives x_rows; false: x_rows 0, the cp.async path.
   bool tma_x = true;
+  // WGMMA only: the launches name expert 0 as a fixed expert over rows [0, rows) (the shared
+  // expert alone; experts must be 1), with the K split forced to k_splits (0: the policy's).
+  bool fixed_expert = false;
+  int k_splits = 0;
   std::uint64_t seed = 0;
 };
 

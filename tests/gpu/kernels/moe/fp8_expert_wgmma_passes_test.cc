@@ -159,6 +159,41 @@ TEST_CASE("fp8 expert FFN (WGMMA): 96-row passes over many chunks (H 6144)") {
   CHECK(run_case(c) < kBound);
 }
 
+// One fixed expert (the shared expert alone) with its K chunks split over a cluster of CTAs per
+// (tile group, pass), CTA 0 summing the partial accumulators: every split count up to the chunks
+// (H 1024: 8 L1 chunks, I 512: 4 L2 chunks), 8-row passes side by side (T <= 32) and 16-row ones
+// (T = 40), against the reference.
+TEST_CASE("fp8 expert FFN (WGMMA): a fixed expert with its K split over a cluster") {
+  Case c;
+  c.kernel = Kernel::kWgmma;
+  c.hidden = 1024;
+  c.inter = 512;
+  c.experts = 1;
+  c.fixed_expert = true;
+  c.tokens = GENERATE(1, 7, 16, 29, 40);
+  c.expert_rows = {c.tokens};
+  c.k_splits = GENERATE(1, 2, 3, 4);
+  c.deepseek_semantics = c.tokens % 2 == 1;
+  c.seed = 97 + static_cast<std::uint64_t>(c.tokens * 8 + c.k_splits);
+  CHECK(run_case(c) < kBound);
+}
+
+// The policy's split at V4.1's shared-expert shape (H 5120: 40 L1 chunks, I 2304: 18 L2 chunks):
+// on an H200 5 L1 and 2 L2 CTAs per (tile group, pass) at T = 1, 2 and 1 at T = 32.
+TEST_CASE("fp8 expert FFN (WGMMA): the shared expert alone at V4.1's shape, split by the policy") {
+  Case c;
+  c.kernel = Kernel::kWgmma;
+  c.hidden = 5120;
+  c.inter = 2304;
+  c.experts = 1;
+  c.fixed_expert = true;
+  c.tokens = GENERATE(1, 32);
+  c.expert_rows = {c.tokens};
+  c.deepseek_semantics = true;
+  c.seed = 131 + static_cast<std::uint64_t>(c.tokens);
+  CHECK(run_case(c) < kBound);
+}
+
 TEST_CASE("fp8 expert FFN (WGMMA) waits on the token ring's readiness counters") {
   Case c;
   c.kernel = Kernel::kWgmma;

@@ -87,6 +87,28 @@ TEST_CASE("Expert pass policy: side-by-side passes cover the hint unless the ban
   }
 }
 
+TEST_CASE("Expert pass policy: a lone expert's K split fills the SMs, within its limits") {
+  // V4.1's shared expert on 132 SMs: L1 18 CTAs per pass over 40 chunks, L2 40 over 18.
+  CHECK(lone_expert_k_splits(18, 40, 132, 8) == 5);   // T <= 8: 90 CTAs, 8 chunks each
+  CHECK(lone_expert_k_splits(18, 40, 132, 4) == 4);   // capped by what the scratch holds
+  CHECK(lone_expert_k_splits(40, 18, 132, 8) == 2);   // 80 CTAs, 9 chunks each
+  CHECK(lone_expert_k_splits(36, 40, 132, 8) == 4);   // T=16: two 8-row passes side by side
+  CHECK(lone_expert_k_splits(72, 40, 132, 8) == 2);   // T=32: four
+  CHECK(lone_expert_k_splits(144, 40, 132, 8) == 1);  // enough CTAs already
+  CHECK(lone_expert_k_splits(18, 15, 132, 8) == 1);   // fewer than 2 x 8 chunks: no split
+  CHECK(lone_expert_k_splits(18, 40, 132, 1) == 1);
+  for (int ctas = 1; ctas <= 300; ++ctas) {
+    for (int chunks = 1; chunks <= 64; ++chunks) {
+      int const s = lone_expert_k_splits(ctas, chunks, 132, 8);
+      INFO("ctas " << ctas << " chunks " << chunks);
+      CHECK(s >= 1);
+      CHECK(s <= 8);
+      CHECK((s == 1 || chunks / s >= kMinChunksPerSplit));
+      CHECK((s == 1 || ctas * (s - 1) < 132));  // no more splits than filling the SMs needs
+    }
+  }
+}
+
 TEST_CASE("Expert pass policy at DeepSeek-V4.1's decode hints (384 experts, top-6)") {
   // One GPU: T = 256 gives a mean of 4 rows, a hint of 11: one 8-row pass, the few experts with
   // more rows loop.
