@@ -194,13 +194,13 @@ Status EpMoeRank::experts(MoeLayerDeviceWeights const& weights, cudaStream_t str
 }
 
 Status EpMoeRank::shared_expert(MoeLayerDeviceWeights const& weights, float const* x,
-                                int num_tokens, cudaStream_t stream) {
+                                int num_tokens, cudaStream_t stream, bool alone) {
   if (!weights.has_shared || fused_shared(weights)) {
     return Status();  // none, or in the routed launch (plan_receive dispatched its rows)
   }
   GCMOE_RETURN_IF_ERROR(
       local_->dispatch_shared(x, num_tokens, stream, SharedExpertLaunch::kSeparate));
-  return local_->experts_shared(weights, num_tokens, stream);
+  return local_->experts_shared(weights, num_tokens, stream, nullptr, alone);
 }
 
 Status EpMoeRank::combine(MoeLayerDeviceWeights const& weights, int num_tokens, float* out,
@@ -234,7 +234,7 @@ Status EpMoeRank::enqueue_step(MoeLayerDeviceWeights const& weights, float const
   // Roots of the step: the shared expert (no routing) and the comm kernels, which acquire the
   // routing the compute partition publishes (no graph edge between the partitions).
   if (s.side != s.compute) {
-    GCMOE_RETURN_IF_ERROR(shared_expert(weights, x, num_tokens, s.side));
+    GCMOE_RETURN_IF_ERROR(shared_expert(weights, x, num_tokens, s.side, false));
   }
   if (s.comm != s.compute) {
     GCMOE_RETURN_IF_ERROR(publish_counts(num_tokens, s.comm));

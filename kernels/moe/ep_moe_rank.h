@@ -61,8 +61,9 @@ class EpMoeRank {
   Status plan_receive(MoeLayerDeviceWeights const& weights, float const* x, int num_tokens,
                       cudaStream_t stream);
   Status experts(MoeLayerDeviceWeights const& weights, cudaStream_t stream);
+  // alone: on the compute stream after the routed experts (else beside them on a side stream).
   Status shared_expert(MoeLayerDeviceWeights const& weights, float const* x, int num_tokens,
-                       cudaStream_t stream);
+                       cudaStream_t stream, bool alone = true);
   // out: [T, H] fp32 values of bf16 numbers; the step's last call (advances the epoch).
   Status combine(MoeLayerDeviceWeights const& weights, int num_tokens, float* out,
                  cudaStream_t stream);

@@ -50,6 +50,7 @@ Status launch_expert_ffn(MoeLayerConfig const& c, ExpertSet const& experts,
   l1.rows_per_expert_hint = select.rows_per_expert_hint;
   l1.fixed_expert = select.fixed_expert;
   l1.fixed_rows = select.fixed_rows;
+  l1.fixed_expert_alone = select.fixed_expert_alone;
   l1.stage = ExpertGemmStage::kGateUp;
   l1.weights = experts.base + sections.l1_codes;
   l1.weight_scales = reinterpret_cast<float const*>(experts.base + sections.l1_scales);

@@ -53,6 +53,10 @@ struct Fp8ExpertGemmArgs {
   // [0, fixed_rows) — no offsets or active list to read, so its launch need not wait for routing.
   int fixed_expert = -1;
   int fixed_rows = 0;
+  // A fixed expert's launch has the GPU to itself (nothing runs beside it), so it may spread its K
+  // chunks over clusters of CTAs (fp8_expert_wgmma.h); false where it runs beside other work (the
+  // GC-MoE step's side stream), whose SMs the extra CTAs would take.
+  bool fixed_expert_alone = true;
   // Expected most rows of one expert (decode: tokens per rank). ≤ 8 picks the decode
   // configuration (one 8-row group, deeper weight pipeline); more rows than the hint stay
   // correct, they take more passes over the weights.

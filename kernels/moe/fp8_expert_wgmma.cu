@@ -144,6 +144,7 @@ int device_sms() {
 template <ExpertGemmStage kStage, int kN>
 StatusOr<int> k_splits_for(Fp8ExpertGemmArgs const& args, int passes, int forced_k_splits) {
   bool const allowed = !kWideKernel<kN> && args.fixed_expert >= 0 && args.fixed_rows <= kN * passes;
+  bool const by_policy = allowed && args.fixed_expert_alone;
   if (forced_k_splits > 0) {
     if constexpr (!kWideKernel<kN>) {
       GCMOE_CHECK_ARG_MSG(
@@ -160,7 +161,7 @@ StatusOr<int> k_splits_for(Fp8ExpertGemmArgs const& args, int passes, int forced
   if constexpr (kWideKernel<kN>) {
     return 1;
   } else {
-    if (!allowed) {
+    if (!by_policy) {
       return 1;
     }
     int const ctas = args.tiles * kTileRows / kWgmmaTileRows / Config<kStage, kN>::kWgs * passes;

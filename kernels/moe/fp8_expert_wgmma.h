@@ -42,7 +42,7 @@ Status launch_fp8_expert_wgmma(Fp8ExpertGemmArgs const& args, cudaStream_t strea
 // A fixed expert (the shared expert alone) whose rows the passes side by side cover in one go
 // runs with its K chunks split over a cluster of CTAs per (tile group, pass) where its tile groups
 // alone would leave SMs idle (8- and 16-row passes; expert_split_k.cuh, expert_pass_policy.h's
-// lone_expert_k_splits).
+// lone_expert_k_splits) — when the launch has the GPU to itself (args.fixed_expert_alone).
 //
 // Tests and benchmarks: a pass configuration forced instead of the policy's. rows: 8, 16, 64, 96
 // or 128 (0: the policy's); passes side by side 1..kMaxParallelPasses (0: ceil(hint / rows));

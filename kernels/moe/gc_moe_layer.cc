@@ -117,7 +117,8 @@ StatusOr<cuda::Graph> GcMoeLayer::capture_overlapped(MoeLayerDeviceWeights const
     if (shared) {
       GCMOE_RETURN_IF_ERROR(
           steps.dispatch_shared(x, num_tokens, shared_dispatch, kSeparate, &sync));
-      GCMOE_RETURN_IF_ERROR(steps.experts_shared(weights, num_tokens, side, &sync));
+      // Beside the routed path: no K split (its CTAs would take the routed kernels' SMs).
+      GCMOE_RETURN_IF_ERROR(steps.experts_shared(weights, num_tokens, side, &sync, false));
     }
     if (comm != nullptr) {
       // A root too: it acquires the routing the active-list kernel publishes, so no graph edge

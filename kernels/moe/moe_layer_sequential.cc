@@ -236,7 +236,8 @@ Status MoeLayerSequential::experts_routed(MoeLayerDeviceWeights const& weights, 
 }
 
 Status MoeLayerSequential::experts_shared(MoeLayerDeviceWeights const& weights, int num_tokens,
-                                          cudaStream_t stream, MoeLayerSync const* sync) {
+                                          cudaStream_t stream, MoeLayerSync const* sync,
+                                          bool alone) {
   GCMOE_RETURN_IF_ERROR(check_tokens(num_tokens));
   GCMOE_CHECK_ARG(weights.has_shared, "the layer's weights have no shared expert");
   if (num_tokens == 0) {
@@ -249,6 +250,7 @@ Status MoeLayerSequential::experts_shared(MoeLayerDeviceWeights const& weights, 
   select.fixed_rows = num_tokens;
   select.max_active = 1;
   select.rows_per_expert_hint = num_tokens;  // every token
+  select.fixed_expert_alone = alone;
   return launch_expert_ffn(config_, slot.set, rows_from(first_row, false, sync), select, sync,
                            stream);
 }

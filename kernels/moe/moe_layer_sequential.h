@@ -96,8 +96,9 @@ class MoeLayerSequential {
   // shared one with kWithRouted) / the shared expert alone (kSeparate; expert E of the weights).
   Status experts_routed(MoeLayerDeviceWeights const& weights, int num_tokens, cudaStream_t stream,
                         SharedExpertLaunch shared, MoeLayerSync const* sync = nullptr);
+  // alone: nothing runs beside it (Fp8ExpertGemmArgs::fixed_expert_alone); false on a side stream.
   Status experts_shared(MoeLayerDeviceWeights const& weights, int num_tokens, cudaStream_t stream,
-                        MoeLayerSync const* sync = nullptr);
+                        MoeLayerSync const* sync = nullptr, bool alone = true);
   // 4. weighted sum of each token's expert outputs (+ the shared expert's).
   Status combine(MoeLayerDeviceWeights const& weights, int num_tokens, float* out,
                  cudaStream_t stream, SharedExpertLaunch shared,
