@@ -14,10 +14,11 @@
 // over the SM read-stream ceiling measured in the same run.
 //
 // Per model and shared-expert setting, the sweep also times the GC-MoE body without a partition
-// (the shared expert on a second stream, L2 overlapping L1) in --rounds pairs with the sequential
-// graph, then picks a per-bucket partition plan (kernels/moe/gc_partition_plan.h: the fastest
-// comm size where its single timing beats the sequential layer by --min-gain and it then won every
-// pair with it, else the overlapped body where it won every pair, else the sequential graph), then
+// (the shared expert on a second stream, the small kernels in launch chains), with L2 overlapping
+// L1 and with L2 after L1, each in --rounds pairs with the sequential graph, then picks a
+// per-bucket partition plan (kernels/moe/gc_partition_plan.h: the fastest comm size where its
+// single timing beats the sequential layer by --min-gain and it then won every pair with it, else
+// the faster overlapped body that won every pair, else the sequential graph), then
 // times that plan's GC-MoE graphs with and without L2 by programmatic dependent launch in pairs and
 // turns PDL off in the buckets where it lost every pair (GcPartitionStep::overlap_down), and
 // times the planned layer again at every point, once alone and
@@ -26,7 +27,7 @@
 //
 // Usage: bench_moe_layer [--out FILE] [--reps 20] [--layers 4] [--commit SHA] [--comm 8,16,...]
 //                        [--model glm5.2|deepseek-v4.1|all] [--tokens N] [--min-gain 1.02]
-//                        [--plan-out FILE] [--rounds 9]
+//                        [--plan-out FILE] [--rounds 9] [--ablations] [--overlapped-variants]
 #include <cuda_runtime.h>
 #include <fmt/format.h>
 
@@ -37,6 +38,7 @@
 #include <nlohmann/json.hpp>
 #include <set>
 #include <string>
+#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -68,6 +70,8 @@ struct Options {
   std::string model = "all";
   int only_tokens = 0;  // 0: the whole sweep
   bool ablations = false;
+  // Also the overlapped body with the launch chains and L2's PDL switched apart, in pairs.
+  bool overlapped_variants = false;
   // A comm partition is planned for a bucket only when it beats the sequential layer by this.
   double min_gain = 1.02;
   std::string plan_out;  // also write the chosen plans here
@@ -115,7 +119,8 @@ StatusOr<nlohmann::json> run_model(ModelShape const& m, Options const& options, 
   if (options.ablations) {
     for (auto const& [name, gc_options] :
          {std::pair{std::string("no_pdl"),
-                    kernels::GcMoeOptions{.comm_sms = options.comm_sms[0], .overlap_down = false}},
+                    kernels::GcMoeOptions{
+                        .comm_sms = options.comm_sms[0], .overlap_down = false, .chain = false}},
           std::pair{
               std::string("dispatch_in_stream"),
               kernels::GcMoeOptions{.comm_sms = options.comm_sms[0], .dispatch_on_comm = false}}}) {
@@ -133,12 +138,29 @@ StatusOr<nlohmann::json> run_model(ModelShape const& m, Options const& options, 
     layers.push_back(std::make_unique<kernels::GcMoeLayer>(std::move(layer)));
   }
   // The GC-MoE body without partition at every bucket (GcPartitionStep::overlapped): the
-  // plan's candidate where no split pays, timed in pairs with the sequential graph.
+  // plan's candidate where no split pays, timed in pairs with the sequential graph, with L2 by
+  // PDL and plainly (the launch chains on in both).
   GCMOE_ASSIGN_OR_RETURN(auto const overlapped_plan,
                          kernels::GcPartitionPlan::create({{.max_tokens = 1, .overlapped = true}}));
   GCMOE_ASSIGN_OR_RETURN(
       auto overlapped_layer,
       kernels::GcMoeLayer::create(config, kMaxTokens, 0, {.plan = overlapped_plan}));
+  GCMOE_ASSIGN_OR_RETURN(
+      auto overlapped_plain_layer,
+      kernels::GcMoeLayer::create(config, kMaxTokens, 0,
+                                  {.plan = overlapped_plan, .overlap_down = false}));
+  // Ablations of the overlapped body: without the launch chains (GcMoeOptions::chain).
+  std::vector<std::pair<std::string, std::unique_ptr<kernels::GcMoeLayer>>> variants;
+  if (options.overlapped_variants) {
+    for (auto const& [name, chain, down] : {std::tuple{std::string("l2_pdl_only"), false, true},
+                                            std::tuple{std::string("no_pdl"), false, false}}) {
+      GCMOE_ASSIGN_OR_RETURN(auto layer,
+                             kernels::GcMoeLayer::create(
+                                 config, kMaxTokens, 0,
+                                 {.plan = overlapped_plan, .overlap_down = down, .chain = chain}));
+      variants.emplace_back(name, std::make_unique<kernels::GcMoeLayer>(std::move(layer)));
+    }
+  }
   double const expert_bytes = static_cast<double>(s.stride);
   double const shared_bytes = static_cast<double>(apart ? shared_s.stride : s.stride);
   double const router_bytes = 4.0 * m.experts * m.hidden;
@@ -208,11 +230,27 @@ StatusOr<nlohmann::json> run_model(ModelShape const& m, Options const& options, 
                                                ? kernels::SharedExpertLaunch::kSeparate
                                                : kernels::SharedExpertLaunch::kWithRouted};
       baselines.push_back(baseline);
-      // The overlapped body against the sequential graph in its faster placement, in pairs.
+      // The overlapped body against the sequential graph in its faster placement, in pairs: L2
+      // by PDL, then plainly.
       GCMOE_ASSIGN_OR_RETURN(
           PairedSummary const overlapped,
           time_back_to_back(overlapped_layer, *layers.front(), weights, x.data(), out.data(),
                             tokens, baseline.placement, timing, stream));
+      GCMOE_ASSIGN_OR_RETURN(
+          PairedSummary const overlapped_plain,
+          time_back_to_back(overlapped_plain_layer, *layers.front(), weights, x.data(), out.data(),
+                            tokens, baseline.placement, timing, stream));
+      nlohmann::json variant_points = nlohmann::json::object();
+      for (auto& [name, layer] : variants) {
+        GCMOE_ASSIGN_OR_RETURN(
+            PairedSummary const v,
+            time_back_to_back(*layer, *layers.front(), weights, x.data(), out.data(), tokens,
+                              baseline.placement, timing, stream));
+        variant_points[name] = paired_json(v);
+        fmt::print("{} {:>4} overlapped {:<12} {:.3f}x sequential ({:.3f}-{:.3f}, {}/{})\n",
+                   shared ? "shared " : "routed ", tokens, name, v.speedup, v.speedup_min,
+                   v.speedup_max, v.rounds_won, v.rounds);
+      }
       std::vector<double> gc_us;
       for (auto& layer : layers) {
         GCMOE_ASSIGN_OR_RETURN(
@@ -245,12 +283,19 @@ StatusOr<nlohmann::json> run_model(ModelShape const& m, Options const& options, 
       fmt::print(" {:>8.1f} {:.3f}x{:>2}{}/{} {:>6.2f}x {:>7.2f}x\n", overlapped.candidate_us,
                  overlapped.speedup, "", overlapped.rounds_won, options.rounds, seq / gc_us[best],
                  gc_us[best] / floor_us);
+      fmt::print(
+          "{} {:>4} overlapped, L2 plainly: {:.1f} us {:.3f}x sequential ({:.3f}-{:.3f}, {}/{})\n",
+          shared ? "shared " : "routed ", tokens, overlapped_plain.candidate_us,
+          overlapped_plain.speedup, overlapped_plain.speedup_min, overlapped_plain.speedup_max,
+          overlapped_plain.rounds_won, overlapped_plain.rounds);
       kernels::GcPartitionMeasurement sample{
           .tokens = tokens,
           .sequential_us = seq_variants.front(),
           .sequential_separate_us = shared ? seq_variants.back() : 0.0,
           .overlapped_us = overlapped.candidate_us,
-          .overlapped_won_every_round = overlapped.won_every_round()};
+          .overlapped_won_every_round = overlapped.won_every_round(),
+          .overlapped_plain_us = overlapped_plain.candidate_us,
+          .overlapped_plain_won_every_round = overlapped_plain.won_every_round()};
       // The fastest split, where its single timing beats the sequential layer by --min-gain, is
       // timed again in pairs with the sequential graph and stays a candidate (at its paired
       // time) only if it won every pair: single timings of identical graphs drift by up to 16%
@@ -285,6 +330,8 @@ StatusOr<nlohmann::json> run_model(ModelShape const& m, Options const& options, 
                         {"gc_moe", sweep},
                         {"split_in_pairs", confirmation},
                         {"overlapped_without_partition", paired_json(overlapped)},
+                        {"overlapped_l2_plain", paired_json(overlapped_plain)},
+                        {"overlapped_variants", variant_points},
                         {"gc_moe_best_us", gc_us[best]},
                         {"gc_moe_best_comm_sms", comm_sms[best]},
                         {"speedup_over_sequential", seq / gc_us[best]},
@@ -445,6 +492,8 @@ int main(int argc, char** argv) {
   app.add_option("--tokens", options.only_tokens, "only this T (0: the whole sweep)");
   app.add_flag("--ablations", options.ablations,
                "also time GC-MoE without PDL and without the comm partition's concurrency");
+  app.add_flag("--overlapped-variants", options.overlapped_variants,
+               "also time the overlapped body with the launch chains and L2's PDL apart");
   app.add_option("--min-gain", options.min_gain,
                  "plan a comm partition for a bucket only when it is this much faster (1.02)")
       ->check(CLI::Range(1.0, 2.0));

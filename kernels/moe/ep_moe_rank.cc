@@ -115,6 +115,7 @@ MoeLayerSync EpMoeRank::sync() const {
           .layout_ready = layout_ready_.data(),
           .error = error_.data(),
           .overlap_down = overlap_down_,
+          .chain = true,
           .wait_timeout_ns = timeout_ns_,
           .system_scope = system_scope_};
 }

@@ -74,7 +74,8 @@ class EpMoeRank {
   // decode sizes (bench_moe_layer), for comparing GC-MoE against that baseline at its best.
   void set_shared_expert_launch(SharedExpertLaunch launch) { shared_launch_ = launch; }
   // Whether the expert L2 launches start while L1 drains (programmatic dependent launch; default
-  // true). Read when a step is enqueued (captured).
+  // true). The small kernels' launch chains stay on either way. Read when a step is enqueued
+  // (captured).
   void set_overlap_down(bool overlap_down) { overlap_down_ = overlap_down; }
   // Default kDoubleBuffered. kCleanAndBarrier is for the sequential baseline as issue 6 describes
   // the standard pipeline (ep_clean_and_barrier after the combine); every rank of a group must use

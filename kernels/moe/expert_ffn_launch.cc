@@ -92,8 +92,8 @@ Status launch_expert_ffn(MoeLayerConfig const& c, ExpertSet const& experts,
   // L1 wrote every row L2 reads: no readiness to wait for, only L1 itself.
   l2.ready_blocks = nullptr;
   l2.ready_epoch_device = nullptr;
-  // With PDL the combine after L2 is chained to it (MoeLayerSync::overlap_down).
-  l2.allow_overlap_next = sync != nullptr && sync->overlap_down;
+  // With the chain the combine after L2 is chained to it (MoeLayerSync::chain).
+  l2.allow_overlap_next = sync != nullptr && sync->chain;
   l2.overlap_previous = sync != nullptr && sync->overlap_down;
   return launch(l2);
 }

@@ -99,6 +99,7 @@ StatusOr<cuda::Graph> GcMoeLayer::capture_overlapped(MoeLayerDeviceWeights const
       .layout_ready = layout_ready_.data(),
       .error = error_.data(),
       .overlap_down = options_.overlap_down && plan().step(num_tokens).overlap_down,
+      .chain = options_.chain,
       .wait_timeout_ns = options_.wait_timeout_ns};
   MoeLayerSequential& steps = *steps_;
   bool const shared = weights.has_shared;

@@ -48,6 +48,9 @@ struct GcMoeOptions {
   // L2 starts while L1 runs (programmatic dependent launch); false turns it off in every bucket,
   // true leaves it to the plan's steps (GcPartitionStep::overlap_down).
   bool overlap_down = true;
+  // The small kernels' launch chains (MoeLayerSync::chain) in every GC-MoE graph, whatever the
+  // step says of L2; false turns them off (an ablation). The sequential graph has none.
+  bool chain = true;
   // false: each dispatch runs on its GEMM's stream right before it (no concurrency between them;
   // what the comm partition buys is measured against this).
   bool dispatch_on_comm = true;

@@ -57,15 +57,23 @@ StatusOr<GcPartitionPlan> GcPartitionPlan::choose(std::span<GcPartitionMeasureme
                     "{} tokens: no sequential time", m.tokens);
     bool const separate =
         m.sequential_separate_us > 0.0 && m.sequential_separate_us < m.sequential_us;
-    GCMOE_CHECK_ARG(m.overlapped_us >= 0.0, "{} tokens: overlapped at {} µs", m.tokens,
-                    m.overlapped_us);
+    GCMOE_CHECK_ARG(m.overlapped_us >= 0.0 && m.overlapped_plain_us >= 0.0,
+                    "{} tokens: overlapped at {} µs (L2 plainly {} µs)", m.tokens, m.overlapped_us,
+                    m.overlapped_plain_us);
+    // The overlapped body's candidate: with L2 by PDL or plainly, the faster of those that won
+    // every pair against the sequential graph.
+    bool const pdl_candidate = m.overlapped_won_every_round && m.overlapped_us > 0.0;
+    bool const plain_candidate = m.overlapped_plain_won_every_round && m.overlapped_plain_us > 0.0;
+    bool const plain =
+        plain_candidate && (!pdl_candidate || m.overlapped_plain_us < m.overlapped_us);
+    bool const overlapped_candidate = pdl_candidate || plain_candidate;
+    double const overlapped_us = plain ? m.overlapped_plain_us : m.overlapped_us;
     // A partition must beat the faster sequential placement by min_gain, and the overlapped
     // body where that is a candidate.
-    bool const overlapped_candidate = m.overlapped_won_every_round && m.overlapped_us > 0.0;
     int choice = 0;
     double best = (separate ? m.sequential_separate_us : m.sequential_us) / min_gain;
     if (overlapped_candidate) {
-      best = std::min(best, m.overlapped_us);
+      best = std::min(best, overlapped_us);
     }
     for (auto const& [sms, us] : m.gc_us) {
       GCMOE_CHECK_ARG(sms > 0 && us > 0.0, "{} tokens: comm {} SMs at {} µs", m.tokens, sms, us);
@@ -77,11 +85,12 @@ StatusOr<GcPartitionPlan> GcPartitionPlan::choose(std::span<GcPartitionMeasureme
     bool const overlapped = choice == 0 && overlapped_candidate;
     // The sequential graph has no PDL to turn off: its steps keep the default.
     bool const gc_graph = choice > 0 || overlapped;
+    bool const l2_plain = (overlapped && plain) || (gc_graph && m.without_pdl_won_every_round);
     GcPartitionStep const next{.max_tokens = m.tokens,
                                .comm_sms = choice,
                                .shared_separate = choice == 0 && !overlapped && separate,
                                .overlapped = overlapped,
-                               .overlap_down = !(gc_graph && m.without_pdl_won_every_round)};
+                               .overlap_down = !l2_plain};
     if (!steps.empty() && same_choice(steps.back(), next)) {
       steps.back().max_tokens = m.tokens;
     } else {

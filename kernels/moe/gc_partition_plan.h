@@ -29,9 +29,10 @@ struct GcPartitionStep {
   bool overlapped = false;
   // In the GC-MoE graph (a comm partition, overlapped, or the expert-parallel layer's step): L2
   // launched by programmatic dependent launch to start while L1 drains (true), or after it. PDL
-  // gains a few µs at most sizes and loses at some (bench/NOTES.md: the MXFP4 layer with the shared
-  // expert at T = 1-2 and 128-256, the FP8 pair at one rank of eight T=256), so the plan takes it
-  // per bucket. The single-rank layer's sequential graph never uses PDL.
+  // gains a few µs at most sizes and loses at some (bench/NOTES.md: the MXFP4 layer at T = 1-2,
+  // the FP8 pair at one rank of eight T=256), so the plan takes it per bucket. Only L2's launch:
+  // the small kernels' launch chains stay on in every GC-MoE graph (GcMoeOptions::chain). The
+  // single-rank layer's sequential graph never uses PDL.
   bool overlap_down = true;
   bool operator==(GcPartitionStep const&) const = default;
 };
@@ -47,6 +48,10 @@ struct GcPartitionMeasurement {
   // faster in every pair: the two differ by less than single timings drift (bench/NOTES.md).
   double overlapped_us = 0.0;
   bool overlapped_won_every_round = false;
+  // The same body with L2 launched after L1 (overlap_down = false), measured the same way; 0: not
+  // measured. Where both are candidates the faster is.
+  double overlapped_plain_us = 0.0;
+  bool overlapped_plain_won_every_round = false;
   // The GC-MoE graph this token count's choice runs (a split or the overlapped body), with L2
   // launched plainly, won every pair against the same graph with L2 by PDL: the step gets
   // overlap_down = false. Measured after a first choose() on the plan it returned (the bench
@@ -64,8 +69,9 @@ class GcPartitionPlan {
   // For each measured token count: the fastest comm size when it beats the faster sequential
   // placement by at least `min_gain` (1.02 = 2%: smaller differences are within run-to-run
   // noise) and the overlapped body where that is a candidate (GcPartitionMeasurement), else the
-  // overlapped body if a candidate, else none with the faster placement; L2 by PDL unless the
-  // chosen GC-MoE graph lost to itself without it in every pair (without_pdl_won_every_round).
+  // overlapped body if a candidate (with L2 by PDL or plainly, the faster candidate), else none
+  // with the faster placement; L2 by PDL unless the chosen GC-MoE graph lost to itself without it
+  // in every pair (without_pdl_won_every_round) or is the overlapped body's plain candidate.
   // Neighbouring token counts with the same choice merge.
   static StatusOr<GcPartitionPlan> choose(std::span<GcPartitionMeasurement const> measured,
                                           double min_gain);

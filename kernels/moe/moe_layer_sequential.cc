@@ -127,9 +127,9 @@ Status MoeLayerSequential::route_and_sort(MoeLayerDeviceWeights const& weights, 
   }
   MoeLayerConfig const& c = config_;
   int const k = c.top_k;
-  // With the step's PDL (sync->overlap_down) the four small kernels form a launch chain: each
+  // With the step's chain (sync->chain) the four small kernels form a launch chain: each
   // launched while the one before runs, so only their runs are serial, not their launches.
-  bool const chained = sync != nullptr && sync->overlap_down;
+  bool const chained = sync != nullptr && sync->chain;
   RouterShape const rshape{num_tokens, c.hidden, c.num_experts, k};
   GCMOE_RETURN_IF_ERROR(route({.x = x, .gate_weight = weights.gate_weight, .bias = weights.bias},
                               rshape, c.router,
@@ -289,7 +289,7 @@ Status MoeLayerSequential::combine(MoeLayerDeviceWeights const& weights, int num
        .out = out,
        .epoch_to_advance = sync != nullptr ? sync->epoch : nullptr,
        // After L2, which lets it start (expert_ffn_launch: the same switch).
-       .chained = sync != nullptr && sync->overlap_down},
+       .chained = sync != nullptr && sync->chain},
       stream);
 }
 

@@ -60,10 +60,11 @@ struct MoeLayerSync {
   // needs no graph edge from the router).
   int* layout_ready = nullptr;
   unsigned* error = nullptr;  // set to 1 when a GEMM wait times out
-  // Programmatic dependent launch in the step: L2 starts while L1 runs, and the router's
-  // kernels, align & sort and the active list, and L2 and the combine, form launch chains (each
-  // launched while the one before runs; hopper::enter_launch_chain).
+  // Programmatic dependent launch in the step: L2 starts while L1 runs.
   bool overlap_down = false;
+  // The small kernels' launch chains: the router's kernels, align & sort and the active list, and
+  // L2 and the combine (each launched while the one before runs; hopper::enter_launch_chain).
+  bool chain = false;
   std::uint64_t wait_timeout_ns = 2'000'000'000;  // the GEMM's wait for a row, then *error = 1
   bool system_scope = false;                      // rows are published by other GPUs
 };

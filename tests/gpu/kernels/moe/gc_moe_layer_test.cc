@@ -155,6 +155,20 @@ TEST_CASE("GC-MoE with L2 after L1 (a plan step without PDL; DeepSeek-V4.1, MXFP
   run_case(c, {.plan = *plan});
 }
 
+// The two PDL switches apart (GcMoeOptions::overlap_down, ::chain): the small kernels' chains
+// without L2 by PDL, and L2 by PDL without the chains, in the overlapped body and in a split.
+TEST_CASE("GC-MoE with the launch chains and L2 by PDL switched apart (DeepSeek-V4.1, MXFP4)") {
+  MoeLayerCase c = testing::deepseek_small_case(ExpertWeightFormat::kMxfp4);
+  c.tokens = GENERATE(1, 9);
+  c.seed = 495;
+  bool const overlapped = GENERATE(true, false);
+  bool const chain = GENERATE(true, false);
+  auto plan = GcPartitionPlan::create(
+      {{.max_tokens = c.tokens, .comm_sms = overlapped ? 0 : 16, .overlapped = overlapped}});
+  REQUIRE(plan.ok());
+  run_case(c, {.plan = *plan, .overlap_down = !chain, .chain = chain});
+}
+
 TEST_CASE("GC-MoE with a per-bucket partition plan, no partition included") {
   MoeLayerCase c;
   c.family = MoeFamily::kGlm52;

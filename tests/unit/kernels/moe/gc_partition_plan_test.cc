@@ -155,6 +155,59 @@ TEST_CASE("Partition plan: L2 without PDL where the chosen graph lost to itself 
   CHECK(first->steps().size() == 3);
 }
 
+TEST_CASE("Partition plan: the overlapped body with L2 by PDL or plainly, the faster candidate") {
+  std::vector<GcPartitionMeasurement> const m = {
+      // Only L2 plainly won every pair (the MXFP4 layer at T=1): overlapped, L2 plainly.
+      {.tokens = 1,
+       .sequential_us = 66.7,
+       .overlapped_us = 71.4,
+       .overlapped_plain_us = 65.8,
+       .overlapped_plain_won_every_round = true},
+      // Both won; PDL is faster.
+      {.tokens = 2,
+       .sequential_us = 95.0,
+       .overlapped_us = 92.0,
+       .overlapped_won_every_round = true,
+       .overlapped_plain_us = 93.5,
+       .overlapped_plain_won_every_round = true},
+      // Both won; plainly is faster.
+      {.tokens = 4,
+       .sequential_us = 155.0,
+       .overlapped_us = 150.0,
+       .overlapped_won_every_round = true,
+       .overlapped_plain_us = 148.0,
+       .overlapped_plain_won_every_round = true},
+      // The plain body is faster but lost a pair: not a candidate, PDL's is.
+      {.tokens = 8,
+       .sequential_us = 250.0,
+       .overlapped_us = 245.0,
+       .overlapped_won_every_round = true,
+       .overlapped_plain_us = 240.0},
+      // A split beating both by more than min_gain keeps L2 by PDL.
+      {.tokens = 16,
+       .sequential_us = 420.0,
+       .gc_us = {{8, 380.0}},
+       .overlapped_plain_us = 400.0,
+       .overlapped_plain_won_every_round = true},
+      // Neither won: the sequential graph.
+      {.tokens = 32, .sequential_us = 700.0, .overlapped_us = 705.0, .overlapped_plain_us = 702.0},
+  };
+  auto plan = GcPartitionPlan::choose(m, 1.02);
+  REQUIRE(plan.ok());
+  std::vector<GcPartitionStep> const want = {
+      {.max_tokens = 1, .overlapped = true, .overlap_down = false},
+      {.max_tokens = 2, .overlapped = true},
+      {.max_tokens = 4, .overlapped = true, .overlap_down = false},
+      {.max_tokens = 8, .overlapped = true},
+      {.max_tokens = 16, .comm_sms = 8},
+      {.max_tokens = 32}};
+  CHECK(std::vector<GcPartitionStep>(plan->steps().begin(), plan->steps().end()) == want);
+  // A negative time is a bad measurement.
+  std::vector<GcPartitionMeasurement> bad = {
+      {.tokens = 1, .sequential_us = 10.0, .overlapped_plain_us = -1.0}};
+  CHECK(GcPartitionPlan::choose(bad, 1.02).status().code() == StatusCode::kInvalidArgument);
+}
+
 TEST_CASE("Partition plan: JSON round trip and bad JSON") {
   auto plan = GcPartitionPlan::create(
       {{1, 16}, {2, 0, true}, {8, 0, false, true}, {16, 8, false, false, false}, {256, 24}});
