@@ -35,7 +35,7 @@ SharedExpertSlot shared_expert_slot(MoeLayerDeviceWeights const& weights, int ro
 Status launch_expert_ffn(MoeLayerConfig const& c, ExpertSet const& experts,
                          ExpertFfnRows const& rows, Fp8ExpertGemmArgs const& select,
                          MoeLayerSync const* sync, cudaStream_t stream) {
-  GCMOE_CHECK_ARG(sync == nullptr || rows.ready_rows != nullptr,
+  GCMOE_CHECK_ARG(sync == nullptr || sync->ready_rows == nullptr || rows.ready_rows != nullptr,
                   "expert ffn: readiness needs the rows' flags");
   bool const mxfp4 = experts.format == ExpertWeightFormat::kMxfp4;
   PackedExpertSections const& sections = experts.sections;

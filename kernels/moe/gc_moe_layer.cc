@@ -93,10 +93,14 @@ StatusOr<cuda::Graph> GcMoeLayer::capture_overlapped(MoeLayerDeviceWeights const
                                                      float const* x, float* out, int num_tokens,
                                                      cudaStream_t compute_stream, cudaStream_t side,
                                                      cudaStream_t comm) {
+  // Flags only where a dispatch runs on a stream of its own (the comm partition's): in the body
+  // on one or two streams each step follows what it reads in its stream, and an acquire per GEMM
+  // CTA and per dispatch block would only add latency (bench/NOTES.md).
+  bool const flags = comm != nullptr;
   MoeLayerSync const sync{
-      .ready_rows = ready_rows_.data(),
-      .epoch = epoch_.data(),
-      .layout_ready = layout_ready_.data(),
+      .ready_rows = flags ? ready_rows_.data() : nullptr,
+      .epoch = flags ? epoch_.data() : nullptr,
+      .layout_ready = flags ? layout_ready_.data() : nullptr,
       .error = error_.data(),
       .overlap_down = options_.overlap_down && plan().step(num_tokens).overlap_down,
       .chain = options_.chain,

@@ -264,7 +264,9 @@ ExpertFfnRows MoeLayerSequential::rows_from(std::int64_t first_row, bool weighte
           .h = h_.data() + first_row * c.intermediate,
           .h_scales = h_scales_.data() + first_row * (c.intermediate / 128),
           .y = y_.data() + first_row * c.hidden,
-          .ready_rows = sync != nullptr ? sync->ready_rows + first_row : nullptr,
+          .ready_rows = sync != nullptr && sync->ready_rows != nullptr
+                            ? sync->ready_rows + first_row
+                            : nullptr,
           .capacity = static_cast<std::int64_t>(xq_.size()) / c.hidden - first_row};
 }
 

@@ -52,7 +52,8 @@ Status check_shared_launch(MoeLayerDeviceWeights const& weights, SharedExpertLau
 
 // What the GC-MoE operator (gc_moe_layer.h) adds when it places the steps on two partitions:
 // the dispatch publishes each row it stores (ready_rows[row] = *epoch, release), the expert GEMM
-// acquires them, the combine advances the epoch. All device pointers.
+// acquires them, the combine advances the epoch. All device pointers; ready_rows, layout_ready and
+// epoch null where every step is ordered after the one it reads by its stream (no flags).
 struct MoeLayerSync {
   int* ready_rows = nullptr;  // [ready_flags()] epoch flags, one per dispatched row
   int* epoch = nullptr;       // scalar; starts at 1, +1 per layer run
