@@ -17,7 +17,9 @@
 // producer-less kernel forced at 32- or 64-row passes), "stream_only" (a probe: the consumers
 // release every stage unread, so the kernel's own weight stream without decode or MMA; its outputs
 // are not written), "mxfp4_pdl" (the default with L2 launched by programmatic dependent launch,
-// as the GC-MoE layer runs the pair: L2 starts on the SMs L1's last wave leaves free) and
+// as the GC-MoE layer runs the pair: L2 starts on the SMs L1's last wave leaves free),
+// "mxfp4_pdl_untriggered" (L2 launched the same way but L1 never lets it start early: what the PDL
+// launch costs or gains without the overlap) and
 // "mxfp4_again" (the default timed again, last in the list: how far identical launches in one run
 // differ).
 // A point's headline is the faster of "mxfp4" and "mxfp4_pdl" (best_kernel).
@@ -89,6 +91,7 @@ enum class Kernel {
   kWide64,
   kStreamOnly,
   kPdl,
+  kPdlUntriggered,
   kAgain
 };
 
@@ -116,6 +119,8 @@ char const* kernel_name(Kernel kernel) {
       return "stream_only";
     case Kernel::kPdl:
       return "mxfp4_pdl";
+    case Kernel::kPdlUntriggered:
+      return "mxfp4_pdl_untriggered";
     case Kernel::kAgain:
       return "mxfp4_again";
   }
@@ -153,6 +158,7 @@ kernels::Mxfp4WgmmaTuning tuning_for(Kernel kernel) {
       t.stream_only = true;
       break;
     case Kernel::kPdl:
+    case Kernel::kPdlUntriggered:
       break;
     case Kernel::kAgain:
       break;
@@ -297,8 +303,8 @@ Status launch_ffn(Kernel kernel, Weights const& w, Batch const& b, cudaStream_t 
   a.requant = kernels::RequantScale::kPow2;
   a.swiglu_limit = 10.0f;
   a.route_weights = b.route.data();
-  bool const pdl = kernel == Kernel::kPdl;
-  a.allow_overlap_next = pdl;
+  bool const pdl = kernel == Kernel::kPdl || kernel == Kernel::kPdlUntriggered;
+  a.allow_overlap_next = kernel == Kernel::kPdl;
   kernels::Mxfp4WgmmaTuning const tuning = tuning_for(kernel);
   GCMOE_RETURN_IF_ERROR(kernels::launch_mxfp4_expert_wgmma(a, stream, tuning));
   Fp8ExpertGemmArgs d = a;
@@ -368,7 +374,8 @@ Status run(Options const& options) {
       Kernel const columns[] = {Kernel::kMxfp4,        Kernel::kCpAsyncX, Kernel::kOnePass,
                                 Kernel::kNarrow16,     Kernel::kNarrow32, Kernel::kDownNarrow16,
                                 Kernel::kDownNarrow32, Kernel::kWide32,   Kernel::kWide64,
-                                Kernel::kStreamOnly,   Kernel::kPdl,      Kernel::kAgain};
+                                Kernel::kStreamOnly,   Kernel::kPdl,      Kernel::kPdlUntriggered,
+                                Kernel::kAgain};
       GCMOE_ASSIGN_OR_RETURN(
           std::vector<ColumnRounds> const timed,
           time_in_rounds(std::ssize(columns), options.rounds, [&](int c) {
