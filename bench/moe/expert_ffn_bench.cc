@@ -14,8 +14,10 @@
 // Columns: mma_sync, wgmma (L1 then L2, each launch waiting for the previous one) and wgmma_pdl
 // (the same kernels with L2 launched by programmatic dependent launch, as the GC-MoE layer runs
 // them, MoeLayerSync::overlap_down: L2's CTAs take the SMs L1's last wave leaves free and stream
-// their first weight stages before waiting for L1 to finish). A point's headline is its fastest
-// column (best_kernel).
+// their first weight stages before waiting for L1 to finish), and wgmma_pdl_packed (an ablation:
+// wgmma_pdl with L2's CTAs packed as the block scheduler places them, not spread over the SMs,
+// Fp8ExpertGemmArgs::spread_sms). A point's headline is its fastest column but the ablation
+// (best_kernel).
 //
 // Usage: bench_expert_ffn [--out FILE] [--reps 30] [--rounds 3] [--commit SHA] [--tokens N]
 //                         [--scenario ep1|ep8_rank] [--hint N]
@@ -76,7 +78,7 @@ struct Options {
   int rounds = 3;             // each column timed once per round (column_rounds.h)
 };
 
-enum class Kernel { kMmaSync, kWgmma, kWgmmaPdl };
+enum class Kernel { kMmaSync, kWgmma, kWgmmaPdl, kWgmmaPdlPacked };
 
 char const* kernel_name(Kernel kernel) {
   switch (kernel) {
@@ -86,6 +88,8 @@ char const* kernel_name(Kernel kernel) {
       return "wgmma";
     case Kernel::kWgmmaPdl:
       return "wgmma_pdl";
+    case Kernel::kWgmmaPdlPacked:
+      return "wgmma_pdl_packed";
   }
   return "?";
 }
@@ -220,7 +224,7 @@ Status launch_ffn(Kernel kernel, Weights const& w, Batch const& b, int rows_hint
   a.rows_per_expert_hint = rows_hint;
   a.h = b.h.data();
   a.h_scales = b.h_scales.data();
-  bool const pdl = kernel == Kernel::kWgmmaPdl;
+  bool const pdl = kernel == Kernel::kWgmmaPdl || kernel == Kernel::kWgmmaPdlPacked;
   a.allow_overlap_next = pdl;
   GCMOE_RETURN_IF_ERROR(launch(a));
   Fp8ExpertGemmArgs d = a;
@@ -236,6 +240,7 @@ Status launch_ffn(Kernel kernel, Weights const& w, Batch const& b, int rows_hint
   d.y = b.y.data();
   d.allow_overlap_next = false;
   d.overlap_previous = pdl;
+  d.spread_sms = kernel == Kernel::kWgmmaPdlPacked ? -1 : 0;
   return launch(d);
 }
 
@@ -285,7 +290,8 @@ Status run(Options const& options) {
       std::string best_kernel;
       // The columns in rounds, the order reversed every other round (bench/common/column_rounds.h:
       // the power cap lowers the clock within a point).
-      Kernel const columns[] = {Kernel::kMmaSync, Kernel::kWgmma, Kernel::kWgmmaPdl};
+      Kernel const columns[] = {Kernel::kMmaSync, Kernel::kWgmma, Kernel::kWgmmaPdl,
+                                Kernel::kWgmmaPdlPacked};
       GCMOE_ASSIGN_OR_RETURN(
           std::vector<ColumnRounds> const timed,
           time_in_rounds(std::ssize(columns), options.rounds, [&](int c) {
@@ -318,7 +324,7 @@ Status run(Options const& options) {
                             {"fraction_of_copy", gbps / copy_gbps},
                             {"round_us", timed[c].round_us},
                             {"clock", clock_json(clocks)}};
-        if (best_kernel.empty() || us < best_us) {
+        if (kernel != Kernel::kWgmmaPdlPacked && (best_kernel.empty() || us < best_us)) {
           best_us = us;
           best_kernel = name;
         }
@@ -351,7 +357,10 @@ Status run(Options const& options) {
         {"wgmma_pdl",
          "the wgmma kernels with L2 launched by programmatic dependent launch (griddepcontrol), as "
          "the GC-MoE layer launches them: L2 starts on the SMs L1's last wave leaves free, "
-         "streams its first weight stages and waits for L1 before reading h"}}},
+         "streams its first weight stages and waits for L1 before reading h; a grid smaller than "
+         "its full packing spread over the SMs"},
+        {"wgmma_pdl_packed",
+         "ablation: wgmma_pdl with L2 packed as the block scheduler places it (spread_sms -1)"}}},
       {"model_shape",
        {{"hidden", kHidden}, {"intermediate", kInter}, {"experts", kExperts}, {"top_k", kTopK}}},
       {"device", prop.name},

@@ -19,7 +19,8 @@
 // are not written), "mxfp4_pdl" (the default with L2 launched by programmatic dependent launch,
 // as the GC-MoE layer runs the pair: L2 starts on the SMs L1's last wave leaves free),
 // "mxfp4_pdl_untriggered" (L2 launched the same way but L1 never lets it start early: what the PDL
-// launch costs or gains without the overlap) and
+// launch costs or gains without the overlap), "mxfp4_pdl_packed" (mxfp4_pdl with L2's CTAs packed
+// as the block scheduler places them, not spread over the SMs: Fp8ExpertGemmArgs::spread_sms) and
 // "mxfp4_again" (the default timed again, last in the list: how far identical launches in one run
 // differ).
 // A point's headline is the faster of "mxfp4" and "mxfp4_pdl" (best_kernel).
@@ -92,6 +93,7 @@ enum class Kernel {
   kStreamOnly,
   kPdl,
   kPdlUntriggered,
+  kPdlPacked,
   kAgain
 };
 
@@ -121,6 +123,8 @@ char const* kernel_name(Kernel kernel) {
       return "mxfp4_pdl";
     case Kernel::kPdlUntriggered:
       return "mxfp4_pdl_untriggered";
+    case Kernel::kPdlPacked:
+      return "mxfp4_pdl_packed";
     case Kernel::kAgain:
       return "mxfp4_again";
   }
@@ -159,6 +163,7 @@ kernels::Mxfp4WgmmaTuning tuning_for(Kernel kernel) {
       break;
     case Kernel::kPdl:
     case Kernel::kPdlUntriggered:
+    case Kernel::kPdlPacked:
       break;
     case Kernel::kAgain:
       break;
@@ -303,8 +308,9 @@ Status launch_ffn(Kernel kernel, Weights const& w, Batch const& b, cudaStream_t 
   a.requant = kernels::RequantScale::kPow2;
   a.swiglu_limit = 10.0f;
   a.route_weights = b.route.data();
-  bool const pdl = kernel == Kernel::kPdl || kernel == Kernel::kPdlUntriggered;
-  a.allow_overlap_next = kernel == Kernel::kPdl;
+  bool const pdl =
+      kernel == Kernel::kPdl || kernel == Kernel::kPdlUntriggered || kernel == Kernel::kPdlPacked;
+  a.allow_overlap_next = kernel == Kernel::kPdl || kernel == Kernel::kPdlPacked;
   kernels::Mxfp4WgmmaTuning const tuning = tuning_for(kernel);
   GCMOE_RETURN_IF_ERROR(kernels::launch_mxfp4_expert_wgmma(a, stream, tuning));
   Fp8ExpertGemmArgs d = a;
@@ -320,6 +326,7 @@ Status launch_ffn(Kernel kernel, Weights const& w, Batch const& b, cudaStream_t 
   d.y = b.y.data();
   d.allow_overlap_next = false;
   d.overlap_previous = pdl;
+  d.spread_sms = kernel == Kernel::kPdlPacked ? -1 : 0;
   return kernels::launch_mxfp4_expert_wgmma(d, stream, down_tuning_for(kernel));
 }
 
@@ -375,7 +382,7 @@ Status run(Options const& options) {
                                 Kernel::kNarrow16,     Kernel::kNarrow32, Kernel::kDownNarrow16,
                                 Kernel::kDownNarrow32, Kernel::kWide32,   Kernel::kWide64,
                                 Kernel::kStreamOnly,   Kernel::kPdl,      Kernel::kPdlUntriggered,
-                                Kernel::kAgain};
+                                Kernel::kPdlPacked,    Kernel::kAgain};
       GCMOE_ASSIGN_OR_RETURN(
           std::vector<ColumnRounds> const timed,
           time_in_rounds(std::ssize(columns), options.rounds, [&](int c) {
@@ -462,7 +469,11 @@ Status run(Options const& options) {
         {"mxfp4_pdl",
          "the default with L2 launched by programmatic dependent launch (griddepcontrol), as the "
          "GC-MoE layer launches the pair: L2 starts on the SMs L1's last wave leaves free, streams "
-         "its first weight stages and waits for L1 before reading h"}}},
+         "its first weight stages and waits for L1 before reading h; a grid smaller than its full "
+         "packing spread over the SMs"},
+        {"mxfp4_pdl_untriggered", "mxfp4_pdl without L1's early trigger: the PDL launch alone"},
+        {"mxfp4_pdl_packed",
+         "ablation: mxfp4_pdl with L2 packed as the block scheduler places it (spread_sms -1)"}}},
       {"model_shape",
        {{"hidden", kHidden}, {"intermediate", kInter}, {"experts", kExperts}, {"top_k", kTopK}}},
       {"device", prop.name},

@@ -58,6 +58,7 @@ Status EpGcMoeLayer::prepare(MoeLayerDeviceWeights const& weights, float const* 
                                         : SharedExpertLaunch::kWithRouted);
   }
   rank_->set_overlap_down(plan().step(num_tokens).overlap_down);
+  rank_->set_compute_sms(partitions_->compute_sms(num_tokens));
   Bucket bucket{.weights = weights, .x = x, .out = out, .stream = streams.compute, .graphs = {}};
   // Two captures: each step takes the rank's next parity, so together they cover both.
   for (int i = 0; i < 2; ++i) {

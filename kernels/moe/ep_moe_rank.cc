@@ -116,6 +116,7 @@ MoeLayerSync EpMoeRank::sync() const {
           .error = error_.data(),
           .overlap_down = overlap_down_,
           .chain = true,
+          .compute_sms = compute_sms_,
           .wait_timeout_ns = timeout_ns_,
           .system_scope = system_scope_};
 }

@@ -77,6 +77,8 @@ class EpMoeRank {
   // true). The small kernels' launch chains stay on either way. Read when a step is enqueued
   // (captured).
   void set_overlap_down(bool overlap_down) { overlap_down_ = overlap_down; }
+  // The SMs its GEMMs' stream may use (MoeLayerSync::compute_sms); 0: the device's.
+  void set_compute_sms(int compute_sms) { compute_sms_ = compute_sms; }
   // Default kDoubleBuffered. kCleanAndBarrier is for the sequential baseline as issue 6 describes
   // the standard pipeline (ep_clean_and_barrier after the combine); every rank of a group must use
   // the same handoff, changed only between steps with no step in flight.
@@ -126,6 +128,7 @@ class EpMoeRank {
   bool system_scope_ = false;
   SharedExpertLaunch shared_launch_ = SharedExpertLaunch::kSeparate;
   bool overlap_down_ = true;
+  int compute_sms_ = 0;
   EpStepHandoff handoff_ = EpStepHandoff::kDoubleBuffered;
   std::optional<MoeLayerSequential> local_;  // routing and the shared expert; always set
   // Symmetric (peers read or write them): this rank's region and every rank's buffers in it.

@@ -95,6 +95,7 @@ Status launch_expert_ffn(MoeLayerConfig const& c, ExpertSet const& experts,
   // With the chain the combine after L2 is chained to it (MoeLayerSync::chain).
   l2.allow_overlap_next = sync != nullptr && sync->chain;
   l2.overlap_previous = sync != nullptr && sync->overlap_down;
+  l2.spread_sms = sync != nullptr ? sync->compute_sms : 0;
   return launch(l2);
 }
 

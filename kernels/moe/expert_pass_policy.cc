@@ -30,4 +30,19 @@ int lone_expert_k_splits(int ctas, int chunks, int sms, int max_splits) {
   return splits;
 }
 
+std::size_t pdl_spread_smem_bytes(std::size_t smem, int ctas, int min_blocks, int sms) {
+  if (sms < 1 || ctas < 1) {
+    return smem;
+  }
+  int const per_sm = (ctas + sms - 1) / sms;
+  if (per_sm >= min_blocks) {
+    return smem;
+  }
+  // One byte past the share of per_sm + 1 CTAs: that many, with their reserved 1 KB, overflow
+  // the SM.
+  std::size_t const spread =
+      kSmSharedBytes / static_cast<std::size_t>(per_sm + 1) - kCtaReservedSharedBytes + 1;
+  return std::min(std::max(smem, spread), kMaxExpertGemmDynamicSmem);
+}
+
 }  // namespace gcmoe::kernels

@@ -8,6 +8,7 @@
 // rows — against how many CTAs of the wider configuration an SM holds.
 
 #include <climits>
+#include <cstddef>
 #include <span>
 
 namespace gcmoe::kernels {
@@ -70,6 +71,23 @@ struct ExpertPasses {
 // by CTAs per (tile group, pass): 1 25.8, 2 15.7, 4 12.0 (10 chunks each), 6 13.2, 8 16.3 (5).
 inline constexpr int kMinChunksPerSplit = 8;
 int lone_expert_k_splits(int ctas, int chunks, int sms, int max_splits);
+
+// Shared memory per SM on Hopper, bytes: 228 KB, of which each resident CTA takes 1 KB reserved
+// besides its own (dynamic + static); one CTA may have at most 227 KB.
+inline constexpr std::size_t kSmSharedBytes = 228 * 1024;
+inline constexpr std::size_t kCtaReservedSharedBytes = 1024;
+// The most dynamic shared memory an expert GEMM launch asks for (the kernels raise their limit to
+// it): 227 KB less 1 KB for the static part (< 512 B).
+inline constexpr std::size_t kMaxExpertGemmDynamicSmem = 226 * 1024;
+
+// The dynamic shared memory for an expert GEMM launched by PDL (programmatic dependent launch),
+// bytes. Such a grid is placed while the previous kernel still runs, and the block scheduler packs
+// it up to min_blocks CTAs per SM onto the SMs with room: at one GPU T=1 the MXFP4 L2's 240 CTAs
+// sat 4 per SM on 60 SMs and ran 20 µs after L1, against 11-16 µs spread over 132
+// (bench/NOTES.md, "Why L2 by PDL loses at T=1"). Where the grid (`ctas`) needs fewer than
+// min_blocks CTAs per SM over the `sms` its stream may use, the smem asked for (at least `smem`)
+// leaves room for at most ceil(ctas / sms) per SM; elsewhere, or with sms < 1, it is `smem`.
+std::size_t pdl_spread_smem_bytes(std::size_t smem, int ctas, int min_blocks, int sms);
 
 // The band a hint falls in (hint < 1 counts as 1). bands: increasing max_hint, the last INT_MAX.
 PassBand const& pass_band_for(int rows_per_expert_hint, std::span<PassBand const> bands);

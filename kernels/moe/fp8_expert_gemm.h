@@ -90,6 +90,11 @@ struct Fp8ExpertGemmArgs {
   // every CTA of this one is resident.
   bool overlap_previous = false;
   bool allow_overlap_next = false;
+  // With overlap_previous: the SMs the launch's stream may use (its green context's compute
+  // partition), over which a grid smaller than its full packing is spread
+  // (expert_pass_policy.h, pdl_spread_smem_bytes). 0: the device's; < 0: packed as the block
+  // scheduler places it (an ablation for the benchmarks).
+  int spread_sms = 0;
 };
 
 // Loads both kernel instantiations and raises their shared-memory limit; call before any

@@ -3,6 +3,7 @@
 
 #include "engine/common/cuda_check.h"
 #include "kernels/hopper/pdl_launch.h"
+#include "kernels/moe/expert_launch_sms.h"
 #include "kernels/moe/expert_pass_policy.h"
 #include "kernels/moe/expert_x_map.h"
 #include "kernels/moe/fp8_expert_wgmma.h"
@@ -106,7 +107,13 @@ constexpr std::size_t smem_bytes() {
 
 template <ExpertGemmStage kStage, int kN>
 cudaError_t raise_smem_limit() {
-  int const bytes = static_cast<int>(smem_bytes<kStage, kN>());
+  static_assert(smem_bytes<kStage, kN>() <= kMaxExpertGemmDynamicSmem);
+  // A configuration of more than one CTA per SM up to the most any launch asks for: one by PDL
+  // may ask for more than its stages to spread its CTAs (launch). One CTA per SM never spreads,
+  // and the widest configurations' static part is over the 1 KB kMaxExpertGemmDynamicSmem leaves.
+  constexpr bool kSpreads = Config<kStage, kN>::kMinBlocks > 1;
+  int const bytes =
+      static_cast<int>(kSpreads ? kMaxExpertGemmDynamicSmem : smem_bytes<kStage, kN>());
   cudaError_t const e = cudaFuncSetAttribute(kernel_for<kStage, kN>(),
                                              cudaFuncAttributeMaxDynamicSharedMemorySize, bytes);
   if constexpr (!kWideKernel<kN>) {
@@ -126,16 +133,6 @@ constexpr int max_k_splits() {
   using C = Config<kStage, kN>;
   constexpr int kScratchPerSplit = C::kWgs * 128 * (kN / 2) * static_cast<int>(sizeof(float));
   return std::min(8, 1 + C::kStages * stage_bytes<C::kWgs, kN>() / kScratchPerSplit);
-}
-
-int device_sms() {
-  int device = 0;
-  int sms = 0;
-  if (cudaGetDevice(&device) != cudaSuccess ||
-      cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device) != cudaSuccess) {
-    return 1;  // unknown: no split
-  }
-  return sms;
 }
 
 // The K split of a launch: only for one fixed expert whose rows the passes side by side cover in
@@ -165,7 +162,7 @@ StatusOr<int> k_splits_for(Fp8ExpertGemmArgs const& args, int passes, int forced
       return 1;
     }
     int const ctas = args.tiles * kTileRows / kWgmmaTileRows / Config<kStage, kN>::kWgs * passes;
-    return lone_expert_k_splits(ctas, args.chunks, device_sms(), max_k_splits<kStage, kN>());
+    return lone_expert_k_splits(ctas, args.chunks, device_sm_count(), max_k_splits<kStage, kN>());
   }
 }
 
@@ -177,7 +174,11 @@ Status launch(Fp8ExpertGemmArgs const& args, int passes, int forced_k_splits, cu
                          (k_splits_for<kStage, kN>(args, passes, forced_k_splits)));
   dim3 const grid(static_cast<unsigned>(tiles64 / kWgs * passes * k_splits),
                   static_cast<unsigned>(args.max_active));
-  std::size_t const smem = smem_bytes<kStage, kN>();
+  std::size_t const smem =
+      args.overlap_previous
+          ? pdl_spread_smem_bytes(smem_bytes<kStage, kN>(), static_cast<int>(grid.x * grid.y),
+                                  Config<kStage, kN>::kMinBlocks, spread_sms_of(args))
+          : smem_bytes<kStage, kN>();
   if constexpr (kWideKernel<kN>) {
     GCMOE_CHECK_CUDA(hopper::launch_with_pdl(kernel_for<kStage, kN>(), grid, dim3(kWgs * 128), smem,
                                              stream, args.overlap_previous, args, passes));

@@ -104,6 +104,7 @@ StatusOr<cuda::Graph> GcMoeLayer::capture_overlapped(MoeLayerDeviceWeights const
       .error = error_.data(),
       .overlap_down = options_.overlap_down && plan().step(num_tokens).overlap_down,
       .chain = options_.chain,
+      .compute_sms = compute_sms(num_tokens),
       .wait_timeout_ns = options_.wait_timeout_ns};
   MoeLayerSequential& steps = *steps_;
   bool const shared = weights.has_shared;

@@ -66,6 +66,9 @@ struct MoeLayerSync {
   // The small kernels' launch chains: the router's kernels, align & sort and the active list, and
   // L2 and the combine (each launched while the one before runs; hopper::enter_launch_chain).
   bool chain = false;
+  // The SMs the expert GEMMs' stream may use (the compute partition's), over which an L2 launched
+  // by PDL spreads its CTAs (Fp8ExpertGemmArgs::spread_sms); 0: the device's.
+  int compute_sms = 0;
   std::uint64_t wait_timeout_ns = 2'000'000'000;  // the GEMM's wait for a row, then *error = 1
   bool system_scope = false;                      // rows are published by other GPUs
 };

@@ -4,6 +4,7 @@
 #include "engine/common/cuda_check.h"
 #include "engine/common/cuda_driver.h"
 #include "kernels/hopper/pdl_launch.h"
+#include "kernels/moe/expert_launch_sms.h"
 #include "kernels/moe/expert_pass_policy.h"
 #include "kernels/moe/expert_x_map.h"
 #include "kernels/moe/mxfp4_expert_wgmma.h"
@@ -98,8 +99,14 @@ cudaError_t raise_smem_limit(Kernel kernel) {
   // CTA at most 227 KB.
   static_assert(smem_bytes<C, kN>() <= 227 * 1024);
   static_assert((smem_bytes<C, kN>() + 1024 + 512) * C::kMinBlocks <= 228 * 1024);
-  return cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                              static_cast<int>(smem_bytes<C, kN>()));
+  static_assert(smem_bytes<C, kN>() <= kMaxExpertGemmDynamicSmem);
+  // A configuration of more than one CTA per SM up to the most any launch asks for: one by PDL
+  // may ask for more than its stages to spread its CTAs (launch_config); one CTA per SM never
+  // spreads.
+  constexpr bool kSpreads = C::kMinBlocks > 1;
+  return cudaFuncSetAttribute(
+      kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+      static_cast<int>(kSpreads ? kMaxExpertGemmDynamicSmem : smem_bytes<C, kN>()));
 }
 
 template <ExpertGemmStage kStage, int kN>
@@ -137,8 +144,13 @@ void launch_config(Kernel kernel, int threads, Fp8ExpertGemmArgs const& args,
   int const tiles64 = args.tiles * 16 / kMxTileRows;
   dim3 const grid(static_cast<unsigned>(tiles64 / C::kWgs * passes),
                   static_cast<unsigned>(args.max_active));
-  static_cast<void>(hopper::launch_with_pdl(kernel, grid, dim3(threads), smem_bytes<C, kN>(),
-                                            stream, args.overlap_previous, args, passes,
+  std::size_t const smem =
+      args.overlap_previous
+          ? pdl_spread_smem_bytes(smem_bytes<C, kN>(), static_cast<int>(grid.x * grid.y),
+                                  C::kMinBlocks, spread_sms_of(args))
+          : smem_bytes<C, kN>();
+  static_cast<void>(hopper::launch_with_pdl(kernel, grid, dim3(threads), smem, stream,
+                                            args.overlap_previous, args, passes,
                                             tuning.stream_only ? 1 : 0, x_map));
 }
 

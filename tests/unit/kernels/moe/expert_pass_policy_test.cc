@@ -127,5 +127,41 @@ TEST_CASE("Expert pass policy at DeepSeek-V4.1's decode hints (384 experts, top-
   CHECK((t256.rows == 32 && t256.passes == 1));
 }
 
+TEST_CASE("A PDL launch's shared memory spreads a small grid over the SMs") {
+  // The static part a kernel may add (< 512 B) to each CTA's dynamic shared memory.
+  constexpr std::size_t kStatic = 512;
+  auto const fits = [](std::size_t smem, int ctas_per_sm) {
+    return static_cast<std::size_t>(ctas_per_sm) * (smem + kStatic + kCtaReservedSharedBytes) <=
+           kSmSharedBytes;
+  };
+  // V4.1's MXFP4 L2 at one GPU T=1: 240 CTAs of ~40 KB, 4 per SM: two per SM at most over 132.
+  std::size_t const l2 = pdl_spread_smem_bytes(40 * 1024, 240, 4, 132);
+  CHECK(fits(l2, 2));
+  CHECK_FALSE(fits(l2 - kStatic, 3));
+  for (int const min_blocks : {2, 3, 4}) {
+    for (int const sms : {60, 124, 132}) {
+      for (int ctas = 1; ctas <= 4 * sms; ctas += 7) {
+        std::size_t const smem = 30 * 1024;
+        std::size_t const s = pdl_spread_smem_bytes(smem, ctas, min_blocks, sms);
+        int const per_sm = (ctas + sms - 1) / sms;
+        INFO("ctas " << ctas << " sms " << sms << " min_blocks " << min_blocks);
+        CHECK(s >= smem);
+        CHECK(s <= kMaxExpertGemmDynamicSmem);
+        if (per_sm >= min_blocks) {
+          CHECK(s == smem);  // the grid needs the full packing
+        } else {
+          CHECK(fits(s, per_sm));                      // the grid still runs in one wave
+          CHECK_FALSE(fits(s - kStatic, per_sm + 1));  // and no SM takes more than its share
+        }
+      }
+    }
+  }
+  // Nothing known about the SMs, or nothing to launch: as asked.
+  CHECK(pdl_spread_smem_bytes(1000, 240, 4, 0) == 1000);
+  CHECK(pdl_spread_smem_bytes(1000, 0, 4, 132) == 1000);
+  // A request above the share stays as it is.
+  CHECK(pdl_spread_smem_bytes(150 * 1024, 10, 4, 132) == 150 * 1024);
+}
+
 }  // namespace
 }  // namespace gcmoe::kernels
