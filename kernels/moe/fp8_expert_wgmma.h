@@ -28,6 +28,13 @@ namespace gcmoe::kernels {
 // Loads every instantiation and raises its shared-memory limit; call before concurrent launches.
 Status preload_fp8_expert_wgmma();
 
+// The CTAs one SM holds of the pass width's kernel (8, 16, 64, 96 or 128 rows; the x-by-TMA
+// variant below 64) at the shared memory a PDL launch of `ctas` CTAs asks for over `sms` SMs
+// (pdl_spread_smem_bytes), by the occupancy API: what the GPU test holds the spread to. Call
+// after preload_fp8_expert_wgmma.
+StatusOr<int> fp8_expert_wgmma_pdl_ctas_per_sm(ExpertGemmStage stage, int pass_rows, int ctas,
+                                               int sms);
+
 // args.tiles counts 16-row tiles as in version 1 (L1: I/8, L2: H/16); args.weights /
 // weight_scales point at pack_gate_up_wgmma / pack_down_wgmma images, weight_stride and
 // scale_stride are one expert's bytes and floats in them. Rows per pass: 8 (hint ≤ 8), 16 (hint

@@ -57,6 +57,13 @@ namespace gcmoe::kernels {
 // Loads every instantiation and raises its shared-memory limit; call before concurrent launches.
 Status preload_mxfp4_expert_wgmma();
 
+// The CTAs one SM holds of the default kernel at a pass width (8, 16 or 32 rows; x by TMA) at
+// the shared memory a PDL launch of `ctas` CTAs asks for over `sms` SMs (pdl_spread_smem_bytes),
+// by the occupancy API: what the GPU test holds the spread to. Call after
+// preload_mxfp4_expert_wgmma.
+StatusOr<int> mxfp4_expert_wgmma_pdl_ctas_per_sm(ExpertGemmStage stage, int pass_rows, int ctas,
+                                                 int sms);
+
 // Fp8ExpertGemmArgs as for the FP8 kernels, with:
 // - weights: the PackedMxfp4Expert::codes of all experts, expert e at e * weight_stride bytes;
 // - weight_scales: the PackedMxfp4Expert::scales words of all experts reinterpreted as float (the
