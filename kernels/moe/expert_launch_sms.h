@@ -4,6 +4,10 @@
 
 #include <cuda_runtime.h>
 
+#include <cstddef>
+#include <type_traits>
+
+#include "engine/common/cuda_check.h"
 #include "kernels/moe/fp8_expert_gemm.h"
 
 namespace gcmoe::kernels {
@@ -26,6 +30,33 @@ inline int spread_sms_of(Fp8ExpertGemmArgs const& args) {
     return 0;
   }
   return args.spread_sms > 0 ? args.spread_sms : device_sm_count();
+}
+
+// The CTAs one SM holds of `kernel` at `threads` per CTA and `smem` dynamic shared bytes.
+template <typename Kernel>
+StatusOr<int> ctas_per_sm(Kernel kernel, int threads, std::size_t smem) {
+  int blocks = 0;
+  GCMOE_CHECK_CUDA(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, kernel, threads, smem));
+  return blocks;
+}
+
+// f(stage, width) with both as std::integral_constant (ExpertGemmStage and int) for the stage
+// given and the one of kWidths equal to pass_rows, or INVALID_ARGUMENT with `refusal` when none
+// is: a runtime (stage, width) to a kernel configuration.
+template <int kWidth, int... kRest, typename F>
+StatusOr<int> for_stage_and_width(ExpertGemmStage stage, int pass_rows, F const& f,
+                                  char const* refusal) {
+  if (pass_rows == kWidth) {
+    std::integral_constant<int, kWidth> const width;
+    return stage == ExpertGemmStage::kGateUp
+               ? f(std::integral_constant<ExpertGemmStage, ExpertGemmStage::kGateUp>{}, width)
+               : f(std::integral_constant<ExpertGemmStage, ExpertGemmStage::kDown>{}, width);
+  }
+  if constexpr (sizeof...(kRest) > 0) {
+    return for_stage_and_width<kRest...>(stage, pass_rows, f, refusal);
+  } else {
+    return Status(StatusCode::kInvalidArgument, refusal);
+  }
 }
 
 }  // namespace gcmoe::kernels

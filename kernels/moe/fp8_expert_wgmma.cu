@@ -234,41 +234,21 @@ Status launch_for_rows(Fp8ExpertGemmArgs const& args, cudaStream_t stream,
 template <ExpertGemmStage kStage, int kN>
 StatusOr<int> pdl_ctas_per_sm(int ctas, int sms) {
   using C = Config<kStage, kN>;
-  std::size_t const smem =
-      pdl_spread_smem_bytes(smem_bytes<kStage, kN>(), ctas, C::kMinBlocks, sms);
-  int const threads = kWideKernel<kN> ? C::kWgs * 128 : (C::kWgs * 4 + kFp8FeedWarps) * 32;
-  int blocks = 0;
-  GCMOE_CHECK_CUDA(cudaOccupancyMaxActiveBlocksPerMultiprocessor(
-      &blocks, kernel_for<kStage, kN, !kWideKernel<kN>>(), threads, smem));
-  return blocks;
-}
-
-template <ExpertGemmStage kStage>
-StatusOr<int> pdl_ctas_per_sm_for(int pass_rows, int ctas, int sms) {
-  switch (pass_rows) {
-    case 8:
-      return pdl_ctas_per_sm<kStage, 8>(ctas, sms);
-    case 16:
-      return pdl_ctas_per_sm<kStage, 16>(ctas, sms);
-    case 64:
-      return pdl_ctas_per_sm<kStage, 64>(ctas, sms);
-    case 96:
-      return pdl_ctas_per_sm<kStage, 96>(ctas, sms);
-    case 128:
-      return pdl_ctas_per_sm<kStage, 128>(ctas, sms);
-    default:
-      return Status(StatusCode::kInvalidArgument,
-                    "fp8 expert wgmma: pass rows must be 8, 16, 64, 96 or 128");
-  }
+  return ctas_per_sm(kernel_for<kStage, kN, !kWideKernel<kN>>(),
+                     kWideKernel<kN> ? C::kWgs * 128 : (C::kWgs * 4 + kFp8FeedWarps) * 32,
+                     pdl_spread_smem_bytes(smem_bytes<kStage, kN>(), ctas, C::kMinBlocks, sms));
 }
 
 }  // namespace
 
 StatusOr<int> fp8_expert_wgmma_pdl_ctas_per_sm(ExpertGemmStage stage, int pass_rows, int ctas,
                                                int sms) {
-  return stage == ExpertGemmStage::kGateUp
-             ? pdl_ctas_per_sm_for<ExpertGemmStage::kGateUp>(pass_rows, ctas, sms)
-             : pdl_ctas_per_sm_for<ExpertGemmStage::kDown>(pass_rows, ctas, sms);
+  return for_stage_and_width<8, 16, 64, 96, 128>(
+      stage, pass_rows,
+      [&](auto s, auto n) {
+        return pdl_ctas_per_sm<decltype(s)::value, decltype(n)::value>(ctas, sms);
+      },
+      "fp8 expert wgmma: pass rows must be 8, 16, 64, 96 or 128");
 }
 
 Status preload_fp8_expert_wgmma() {

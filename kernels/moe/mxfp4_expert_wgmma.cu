@@ -223,36 +223,21 @@ Status launch_for_rows(Fp8ExpertGemmArgs const& args, Mxfp4WgmmaTuning const& tu
 template <ExpertGemmStage kStage, int kN>
 StatusOr<int> pdl_ctas_per_sm(int ctas, int sms) {
   using C = Config<kStage, kN>;
-  std::size_t const smem = pdl_spread_smem_bytes(smem_bytes<C, kN>(), ctas, C::kMinBlocks, sms);
-  int blocks = 0;
-  GCMOE_CHECK_CUDA(cudaOccupancyMaxActiveBlocksPerMultiprocessor(
-      &blocks, kernel_for<kStage, kN, Mxfp4WgmmaTuning{}.early_release, true>(),
-      (C::kWgs * 4 + kMxfp4FeedWarps) * 32, smem));
-  return blocks;
-}
-
-template <ExpertGemmStage kStage>
-StatusOr<int> pdl_ctas_per_sm_for(int pass_rows, int ctas, int sms) {
-  switch (pass_rows) {
-    case 8:
-      return pdl_ctas_per_sm<kStage, 8>(ctas, sms);
-    case 16:
-      return pdl_ctas_per_sm<kStage, 16>(ctas, sms);
-    case 32:
-      return pdl_ctas_per_sm<kStage, 32>(ctas, sms);
-    default:
-      return Status(StatusCode::kInvalidArgument,
-                    "mxfp4 expert wgmma: pass rows must be 8, 16 or 32");
-  }
+  return ctas_per_sm(kernel_for<kStage, kN, Mxfp4WgmmaTuning{}.early_release, true>(),
+                     (C::kWgs * 4 + kMxfp4FeedWarps) * 32,
+                     pdl_spread_smem_bytes(smem_bytes<C, kN>(), ctas, C::kMinBlocks, sms));
 }
 
 }  // namespace
 
 StatusOr<int> mxfp4_expert_wgmma_pdl_ctas_per_sm(ExpertGemmStage stage, int pass_rows, int ctas,
                                                  int sms) {
-  return stage == ExpertGemmStage::kGateUp
-             ? pdl_ctas_per_sm_for<ExpertGemmStage::kGateUp>(pass_rows, ctas, sms)
-             : pdl_ctas_per_sm_for<ExpertGemmStage::kDown>(pass_rows, ctas, sms);
+  return for_stage_and_width<8, 16, 32>(
+      stage, pass_rows,
+      [&](auto s, auto n) {
+        return pdl_ctas_per_sm<decltype(s)::value, decltype(n)::value>(ctas, sms);
+      },
+      "mxfp4 expert wgmma: pass rows must be 8, 16 or 32");
 }
 
 Status preload_mxfp4_expert_wgmma() {
