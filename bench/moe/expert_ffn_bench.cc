@@ -35,14 +35,13 @@
 #include <fstream>
 #include <iterator>
 #include <nlohmann/json.hpp>
-#include <numeric>
-#include <random>
 #include <string>
 #include <vector>
 
 #include "bench/common/column_bench_flags.h"
 #include "bench/common/column_rounds.h"
 #include "bench/common/device_fill.h"
+#include "bench/common/expert_batch.h"
 #include "bench/common/gpu_clock_sampler.h"
 #include "bench/common/gpu_timing.h"
 #include "engine/backends/cuda/device_buffer.h"
@@ -137,65 +136,18 @@ StatusOr<Weights> make_weights(int experts, cudaStream_t stream) {
 }
 
 // One routed batch on the device, rows grouped by expert.
-struct Batch {
-  int rows = 0;
-  int active = 0;
-  int max_rows_per_expert = 0;
-  DeviceBuffer<std::uint8_t> x, h;
-  DeviceBuffer<float> x_scales, h_scales;
-  DeviceBuffer<std::uint16_t> y;
-  DeviceBuffer<int> offsets, active_experts, num_active;
-};
+using Batch = ExpertBatch;
 
 // `global_tokens` tokens each pick top-8 distinct experts of 256; pairs on experts >= `local`
 // belong to other ranks and are dropped.
 StatusOr<Batch> make_batch(int global_tokens, int local, std::uint64_t seed, cudaStream_t stream) {
-  std::mt19937_64 rng(seed);
-  std::vector<int> count(local, 0);
-  std::vector<int> pool(kExperts);
-  for (int t = 0; t < global_tokens; ++t) {
-    std::iota(pool.begin(), pool.end(), 0);
-    for (int k = 0; k < kTopK; ++k) {
-      std::swap(pool[k], pool[k + rng() % (kExperts - k)]);
-      if (pool[k] < local) {
-        ++count[pool[k]];
-      }
-    }
-  }
-  Batch b;
-  std::vector<int> offsets = {0};
-  std::vector<int> active;
-  for (int e = 0; e < local; ++e) {
-    offsets.push_back(offsets.back() + count[e]);
-    if (count[e] > 0) {
-      active.push_back(e);
-    }
-  }
-  b.rows = offsets.back();
-  b.active = static_cast<int>(active.size());
-  b.max_rows_per_expert = *std::max_element(count.begin(), count.end());
-  std::size_t const rows = std::max(b.rows, 1);
-  GCMOE_ASSIGN_OR_RETURN(b.x, DeviceBuffer<std::uint8_t>::allocate(rows * kHidden));
-  GCMOE_ASSIGN_OR_RETURN(b.x_scales, DeviceBuffer<float>::allocate(rows * (kHidden / 128)));
-  GCMOE_ASSIGN_OR_RETURN(b.h, DeviceBuffer<std::uint8_t>::allocate(rows * kInter));
-  GCMOE_ASSIGN_OR_RETURN(b.h_scales, DeviceBuffer<float>::allocate(rows * (kInter / 128)));
-  GCMOE_ASSIGN_OR_RETURN(b.y, DeviceBuffer<std::uint16_t>::allocate(rows * kHidden));
-  GCMOE_ASSIGN_OR_RETURN(b.offsets, DeviceBuffer<int>::allocate(offsets.size()));
-  GCMOE_ASSIGN_OR_RETURN(b.active_experts,
-                         DeviceBuffer<int>::allocate(std::max<std::size_t>(active.size(), 1)));
-  GCMOE_ASSIGN_OR_RETURN(b.num_active, DeviceBuffer<int>::allocate(1));
-  GCMOE_RETURN_IF_ERROR(b.offsets.copy_from_host(offsets));
-  if (!active.empty()) {
-    GCMOE_RETURN_IF_ERROR(b.active_experts.copy_from_host(active));
-  }
-  std::vector<int> const n = {b.active};
-  GCMOE_RETURN_IF_ERROR(b.num_active.copy_from_host(n));
-  GCMOE_RETURN_IF_ERROR(
-      fill_random_e4m3(b.x.data(), static_cast<std::int64_t>(b.x.size()), seed, stream));
-  GCMOE_RETURN_IF_ERROR(fill_random_floats(b.x_scales.data(),
-                                           static_cast<std::int64_t>(b.x_scales.size()), 2e-3f,
-                                           6e-3f, seed + 1, stream));
-  return b;
+  return make_expert_batch({.global_tokens = global_tokens,
+                            .local = local,
+                            .experts = kExperts,
+                            .top_k = kTopK,
+                            .hidden = kHidden,
+                            .inter = kInter},
+                           seed, stream);
 }
 
 Status launch_ffn(Kernel kernel, Weights const& w, Batch const& b, int rows_hint,

@@ -37,20 +37,16 @@
 #include <cstring>
 #include <fstream>
 #include <nlohmann/json.hpp>
-#include <numeric>
-#include <random>
 #include <string>
 #include <vector>
 
 #include "bench/common/column_bench_flags.h"
 #include "bench/common/column_rounds.h"
-#include "bench/common/device_fill.h"
 #include "bench/common/gpu_clock_sampler.h"
 #include "bench/common/gpu_timing.h"
-#include "bench/common/moe_layer_weights.h"
+#include "bench/moe/mxfp4_expert_ffn_data.h"
 #include "engine/backends/cuda/device_buffer.h"
 #include "engine/common/cuda_check.h"
-#include "kernels/moe/expert_rows_hint.h"
 #include "kernels/moe/mxfp4_expert_wgmma.h"
 #include "kernels/moe/mxfp4_expert_wgmma_layout.h"
 
@@ -59,11 +55,15 @@ namespace {
 
 using cuda::DeviceBuffer;
 using kernels::Fp8ExpertGemmArgs;
+using mxfp4_ffn::Batch;
+using mxfp4_ffn::kExperts;
+using mxfp4_ffn::kHidden;
+using mxfp4_ffn::kInter;
+using mxfp4_ffn::kTopK;
+using mxfp4_ffn::make_batch;
+using mxfp4_ffn::make_weights;
+using mxfp4_ffn::Weights;
 
-constexpr std::int64_t kHidden = 5120;
-constexpr std::int64_t kInter = 2304;
-constexpr int kExperts = 384;
-constexpr int kTopK = 6;
 constexpr int kRanks = 8;
 constexpr int kRotations = 4;
 
@@ -178,111 +178,6 @@ kernels::Mxfp4WgmmaTuning down_tuning_for(Kernel kernel) {
     t.pass_rows = kernel == Kernel::kDownNarrow16 ? 16 : 32;
   }
   return t;
-}
-
-struct Weights {
-  DeviceBuffer<std::uint8_t> l1, l2;
-  DeviceBuffer<std::uint32_t> l1_scales, l2_scales;
-  std::int64_t l1_images = (kInter / 32) * (kHidden / 128);
-  std::int64_t l2_images = (kHidden / 64) * (kInter / 128);
-  std::int64_t l1_stride() const { return l1_images * kernels::kMxCodeImageBytes; }
-  std::int64_t l2_stride() const { return l2_images * kernels::kMxCodeImageBytes; }
-  double bytes_per_expert() const {
-    return static_cast<double>(l1_stride() + l2_stride()) +
-           4.0 * static_cast<double>((l1_images + l2_images) * kernels::kMxScaleImageWords);
-  }
-};
-
-StatusOr<DeviceBuffer<std::uint32_t>> upload_repeated(std::vector<std::uint32_t> const& one) {
-  GCMOE_ASSIGN_OR_RETURN(auto buffer, DeviceBuffer<std::uint32_t>::allocate(one.size() * kExperts));
-  for (int e = 0; e < kExperts; ++e) {
-    GCMOE_CHECK_CUDA(cudaMemcpy(buffer.data() + one.size() * e, one.data(),
-                                one.size() * sizeof(std::uint32_t), cudaMemcpyHostToDevice));
-  }
-  return buffer;
-}
-
-StatusOr<Weights> make_weights(cudaStream_t stream) {
-  Weights w;
-  GCMOE_ASSIGN_OR_RETURN(w.l1, DeviceBuffer<std::uint8_t>::allocate(kExperts * w.l1_stride()));
-  GCMOE_ASSIGN_OR_RETURN(w.l2, DeviceBuffer<std::uint8_t>::allocate(kExperts * w.l2_stride()));
-  // Random bytes are valid e2m1 code pairs.
-  GCMOE_RETURN_IF_ERROR(
-      fill_random_e4m3(w.l1.data(), static_cast<std::int64_t>(w.l1.size()), 1, stream));
-  GCMOE_RETURN_IF_ERROR(
-      fill_random_e4m3(w.l2.data(), static_cast<std::int64_t>(w.l2.size()), 2, stream));
-  std::mt19937_64 rng(3);
-  GCMOE_ASSIGN_OR_RETURN(w.l1_scales, upload_repeated(mxfp4_scale_images(w.l1_images, rng)));
-  GCMOE_ASSIGN_OR_RETURN(w.l2_scales, upload_repeated(mxfp4_scale_images(w.l2_images, rng)));
-  GCMOE_CHECK_CUDA(cudaStreamSynchronize(stream));
-  return w;
-}
-
-struct Batch {
-  int rows = 0;
-  int active = 0;
-  int max_rows_per_expert = 0;
-  // What the layer and the EP rank configure the GEMM for (kernels/moe/expert_rows_hint.h).
-  int rows_hint = 0;
-  DeviceBuffer<std::uint8_t> x, h;
-  DeviceBuffer<float> x_scales, h_scales, route;
-  DeviceBuffer<std::uint16_t> y;
-  DeviceBuffer<int> offsets, active_experts, num_active;
-};
-
-// `global_tokens` tokens each pick top-6 distinct experts of 384; pairs on experts >= `local`
-// belong to other ranks and are dropped.
-StatusOr<Batch> make_batch(int global_tokens, int local, std::uint64_t seed, cudaStream_t stream) {
-  std::mt19937_64 rng(seed);
-  std::vector<int> count(local, 0);
-  std::vector<int> pool(kExperts);
-  for (int t = 0; t < global_tokens; ++t) {
-    std::iota(pool.begin(), pool.end(), 0);
-    for (int k = 0; k < kTopK; ++k) {
-      std::swap(pool[k], pool[k + rng() % (kExperts - k)]);
-      if (pool[k] < local) {
-        ++count[pool[k]];
-      }
-    }
-  }
-  Batch b;
-  std::vector<int> offsets = {0};
-  std::vector<int> active;
-  for (int e = 0; e < local; ++e) {
-    offsets.push_back(offsets.back() + count[e]);
-    if (count[e] > 0) {
-      active.push_back(e);
-    }
-  }
-  b.rows = offsets.back();
-  b.active = static_cast<int>(active.size());
-  b.max_rows_per_expert = *std::max_element(count.begin(), count.end());
-  b.rows_hint = kernels::routed_rows_hint(global_tokens, kTopK, kExperts);
-  std::size_t const rows = std::max(b.rows, 1);
-  GCMOE_ASSIGN_OR_RETURN(b.x, DeviceBuffer<std::uint8_t>::allocate(rows * kHidden));
-  GCMOE_ASSIGN_OR_RETURN(b.x_scales, DeviceBuffer<float>::allocate(rows * (kHidden / 128)));
-  GCMOE_ASSIGN_OR_RETURN(b.h, DeviceBuffer<std::uint8_t>::allocate(rows * kInter));
-  GCMOE_ASSIGN_OR_RETURN(b.h_scales, DeviceBuffer<float>::allocate(rows * (kInter / 128)));
-  GCMOE_ASSIGN_OR_RETURN(b.route, DeviceBuffer<float>::allocate(rows));
-  GCMOE_ASSIGN_OR_RETURN(b.y, DeviceBuffer<std::uint16_t>::allocate(rows * kHidden));
-  GCMOE_ASSIGN_OR_RETURN(b.offsets, DeviceBuffer<int>::allocate(offsets.size()));
-  GCMOE_ASSIGN_OR_RETURN(b.active_experts,
-                         DeviceBuffer<int>::allocate(std::max<std::size_t>(active.size(), 1)));
-  GCMOE_ASSIGN_OR_RETURN(b.num_active, DeviceBuffer<int>::allocate(1));
-  GCMOE_RETURN_IF_ERROR(b.offsets.copy_from_host(offsets));
-  if (!active.empty()) {
-    GCMOE_RETURN_IF_ERROR(b.active_experts.copy_from_host(active));
-  }
-  std::vector<int> const n = {b.active};
-  GCMOE_RETURN_IF_ERROR(b.num_active.copy_from_host(n));
-  GCMOE_RETURN_IF_ERROR(
-      fill_random_e4m3(b.x.data(), static_cast<std::int64_t>(b.x.size()), seed, stream));
-  GCMOE_RETURN_IF_ERROR(fill_random_floats(b.x_scales.data(),
-                                           static_cast<std::int64_t>(b.x_scales.size()), 2e-3f,
-                                           6e-3f, seed + 1, stream));
-  GCMOE_RETURN_IF_ERROR(fill_random_floats(
-      b.route.data(), static_cast<std::int64_t>(b.route.size()), 0.05f, 1.0f, seed + 2, stream));
-  return b;
 }
 
 Status launch_ffn(Kernel kernel, Weights const& w, Batch const& b, cudaStream_t stream) {
