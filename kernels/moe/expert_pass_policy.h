@@ -76,8 +76,9 @@ int lone_expert_k_splits(int ctas, int chunks, int sms, int max_splits);
 // besides its own (dynamic + static); one CTA may have at most 227 KB.
 inline constexpr std::size_t kSmSharedBytes = 228 * 1024;
 inline constexpr std::size_t kCtaReservedSharedBytes = 1024;
-// The most dynamic shared memory an expert GEMM launch asks for (the kernels raise their limit to
-// it): 227 KB less 1 KB for the static part (< 512 B).
+// The most dynamic shared memory an expert GEMM launch asks for (the configurations of more than
+// one CTA per SM raise their limit to it): 227 KB less 1 KB for their static part (< 1 KB; the
+// widest one-CTA FP8 configurations have more, and never spread).
 inline constexpr std::size_t kMaxExpertGemmDynamicSmem = 226 * 1024;
 
 // The dynamic shared memory for an expert GEMM launched by PDL (programmatic dependent launch),
