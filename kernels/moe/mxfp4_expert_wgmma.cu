@@ -95,10 +95,10 @@ constexpr std::size_t smem_bytes() {
 
 template <typename C, int kN, typename Kernel>
 cudaError_t raise_smem_limit(Kernel kernel) {
-  // Per SM: 228 KB, each CTA's dynamic + static shared memory (< 512 B) + 1 KB reserved; per
-  // CTA at most 227 KB.
-  static_assert(smem_bytes<C, kN>() <= 227 * 1024);
-  static_assert((smem_bytes<C, kN>() + 1024 + 512) * C::kMinBlocks <= 228 * 1024);
+  // Per SM each CTA takes its dynamic + static shared memory (< 512 B) + 1 KB reserved
+  // (expert_pass_policy.h).
+  static_assert((smem_bytes<C, kN>() + kCtaReservedSharedBytes + 512) * C::kMinBlocks <=
+                kSmSharedBytes);
   static_assert(smem_bytes<C, kN>() <= kMaxExpertGemmDynamicSmem);
   // A configuration of more than one CTA per SM up to the most any launch asks for: one by PDL
   // may ask for more than its stages to spread its CTAs (launch_config); one CTA per SM never
