@@ -4,6 +4,7 @@
 #include "engine/common/cuda_check.h"
 #include "kernels/hopper/pdl_launch.h"
 #include "kernels/hopper/ptx.cuh"
+#include "kernels/moe/router_logits_gemv.h"
 #include "kernels/moe/router_logits_mma.h"
 #include "kernels/moe/routing.h"
 
@@ -121,113 +122,6 @@ __global__ void __launch_bounds__(kGemmThreads)
       }
     }
   }
-}
-
-// Decode batches (T ≤ kGemvMaxTokens): logits[t][e] directly, no split partials. A block owns
-// kGemvExperts experts; each of its warps a contiguous eighth of H, read as float4 by its lanes
-// (the gate rows once, coalesced; the few x rows from L1/L2); warp sums by shuffles, then the
-// warps' sums in warp order: one deterministic fp32 order per (t, e).
-constexpr int kGemvMaxTokens = 16;
-constexpr int kGemvExperts = 2;
-constexpr int kGemvWarps = 8;
-
-template <int kTokens>
-__global__ void __launch_bounds__(kGemvWarps * 32)
-    router_gemv_kernel(float const* __restrict__ x, float const* __restrict__ w, int hidden,
-                       int experts, float* __restrict__ logits, bool chained) {
-  hopper::enter_launch_chain(chained);
-  __shared__ float sums[kGemvWarps][kTokens][kGemvExperts];
-  int const warp = static_cast<int>(threadIdx.x) / 32;
-  int const lane = static_cast<int>(threadIdx.x) % 32;
-  int const e0 = static_cast<int>(blockIdx.x) * kGemvExperts;
-  int const quads = hidden / 4;
-  int const per_warp = (quads + kGemvWarps - 1) / kGemvWarps;
-  int const q_begin = warp * per_warp;
-  int const q_end = min(quads, q_begin + per_warp);
-  float acc[kTokens][kGemvExperts] = {};
-  for (int q = q_begin + lane; q < q_end; q += 32) {
-    float4 wv[kGemvExperts];
-#pragma unroll
-    for (int e = 0; e < kGemvExperts; ++e) {
-      int const expert = min(e0 + e, experts - 1);
-      wv[e] =
-          __ldg(reinterpret_cast<float4 const*>(w + static_cast<std::size_t>(expert) * hidden) + q);
-    }
-#pragma unroll
-    for (int t = 0; t < kTokens; ++t) {
-      float4 const xv =
-          __ldg(reinterpret_cast<float4 const*>(x + static_cast<std::size_t>(t) * hidden) + q);
-#pragma unroll
-      for (int e = 0; e < kGemvExperts; ++e) {
-        acc[t][e] = fmaf(xv.x, wv[e].x, acc[t][e]);
-        acc[t][e] = fmaf(xv.y, wv[e].y, acc[t][e]);
-        acc[t][e] = fmaf(xv.z, wv[e].z, acc[t][e]);
-        acc[t][e] = fmaf(xv.w, wv[e].w, acc[t][e]);
-      }
-    }
-  }
-#pragma unroll
-  for (int t = 0; t < kTokens; ++t) {
-#pragma unroll
-    for (int e = 0; e < kGemvExperts; ++e) {
-      float v = acc[t][e];
-#pragma unroll
-      for (int offset = 16; offset > 0; offset /= 2) {
-        v += __shfl_xor_sync(kFullMask, v, offset);
-      }
-      if (lane == 0) {
-        sums[warp][t][e] = v;
-      }
-    }
-  }
-  __syncthreads();
-  int const i = static_cast<int>(threadIdx.x);
-  if (i < kTokens * kGemvExperts) {
-    int const t = i / kGemvExperts;
-    int const e = i % kGemvExperts;
-    if (e0 + e < experts) {
-      float total = 0.0f;
-#pragma unroll
-      for (int k = 0; k < kGemvWarps; ++k) {
-        total += sums[k][t][e];
-      }
-      logits[static_cast<std::size_t>(t) * experts + e0 + e] = total;
-    }
-  }
-}
-
-template <int kTokens>
-cudaError_t launch_gemv(float const* x, float const* w, int hidden, int experts, float* logits,
-                        cudaStream_t stream, bool chained) {
-  unsigned const blocks = static_cast<unsigned>((experts + kGemvExperts - 1) / kGemvExperts);
-  return hopper::launch_with_pdl(router_gemv_kernel<kTokens>, dim3(blocks), dim3(kGemvWarps * 32),
-                                 0, stream, chained, x, w, hidden, experts, logits, chained);
-}
-
-// The GEMV path for T ≤ 16 when the rows can be read as float4.
-bool use_gemv(RouterDeviceInputs const& inputs, RouterShape const& shape) {
-  return shape.num_tokens <= kGemvMaxTokens && shape.hidden % 4 == 0 &&
-         reinterpret_cast<std::uintptr_t>(inputs.x) % 16 == 0 &&
-         reinterpret_cast<std::uintptr_t>(inputs.gate_weight) % 16 == 0;
-}
-
-cudaError_t launch_gemv_for(RouterDeviceInputs const& inputs, RouterShape const& shape,
-                            float* logits, cudaStream_t stream, bool chained) {
-  float const* x = inputs.x;
-  float const* w = inputs.gate_weight;
-  int const h = shape.hidden;
-  int const e = shape.num_experts;
-  int const t = shape.num_tokens;
-  if (t <= 1) {
-    return launch_gemv<1>(x, w, h, e, logits, stream, chained);
-  } else if (t <= 2) {
-    return launch_gemv<2>(x, w, h, e, logits, stream, chained);
-  } else if (t <= 4) {
-    return launch_gemv<4>(x, w, h, e, logits, stream, chained);
-  } else if (t <= 8) {
-    return launch_gemv<8>(x, w, h, e, logits, stream, chained);
-  }
-  return launch_gemv<16>(x, w, h, e, logits, stream, chained);
 }
 
 __device__ __forceinline__ float score_of(RouterScore score, float logit) {
@@ -384,9 +278,12 @@ Status route(RouterDeviceInputs const& inputs, RouterShape const& shape, RouterP
                       "router: gate_temperature != 1 is not implemented on the GPU");
   Plan const p = make_plan(shape);
   auto* partial = static_cast<float*>(workspace);
-  bool const gemv = use_gemv(inputs, shape);
+  bool const gemv =
+      router_gemv_supported(inputs.x, inputs.gate_weight, shape.num_tokens, shape.hidden);
   if (gemv) {
-    GCMOE_CHECK_CUDA(launch_gemv_for(inputs, shape, partial, stream, chained));
+    GCMOE_CHECK_CUDA(launch_router_logits_gemv(inputs.x, inputs.gate_weight, shape.num_tokens,
+                                               shape.hidden, shape.num_experts, partial, stream,
+                                               chained));
   } else if (router_mma_supported(inputs.x, inputs.gate_weight, shape.hidden)) {
     GCMOE_CHECK_CUDA(launch_router_logits_mma(inputs.x, inputs.gate_weight, shape.num_tokens,
                                               shape.hidden, shape.num_experts, p.k_per_split,
