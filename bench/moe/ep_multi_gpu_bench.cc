@@ -31,7 +31,6 @@
 
 #include <CLI/CLI.hpp>
 #include <algorithm>
-#include <chrono>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <set>
@@ -41,6 +40,7 @@
 #include "bench/common/device_fill.h"
 #include "bench/common/gpu_timing.h"
 #include "bench/common/moe_layer_weights.h"
+#include "bench/moe/ep_multi_gpu_timing.h"
 #include "engine/backends/cuda/device_buffer.h"
 #include "engine/backends/cuda/graph.h"
 #include "engine/backends/cuda/green_context.h"
@@ -54,8 +54,6 @@ namespace {
 
 using cuda::DeviceBuffer;
 
-constexpr int kMaxTokensPerRank = 256;
-
 struct Options {
   std::string out = "ep_multi_gpu.json";
   int reps = 50;
@@ -68,137 +66,6 @@ struct Options {
   int timeout_ms = 2000;   // a rank's wait for a peer, before an error
   double min_gain = 1.02;  // the planned layer splits a bucket where GC-MoE wins by this much
 };
-
-struct Gpu {
-  int device = 0;
-  DeviceBuffer<std::uint8_t> experts;
-  DeviceBuffer<float> gate, bias, x, out;
-  kernels::MoeLayerDeviceWeights weights;
-  cuda::SmPartition partition;
-  cuda::Stream plain;
-  cuda::Event fork, comm_done, side_done;
-  cuda::Graph graphs[2];
-};
-
-Status enable_peers(int n) {
-  for (int a = 0; a < n; ++a) {
-    GCMOE_CHECK_CUDA(cudaSetDevice(a));
-    for (int b = 0; b < n; ++b) {
-      if (a != b) {
-        cudaError_t const e = cudaDeviceEnablePeerAccess(b, 0);
-        if (e != cudaSuccess && e != cudaErrorPeerAccessAlreadyEnabled) {
-          return cuda_runtime_status(e, "cudaDeviceEnablePeerAccess", __FILE__, __LINE__);
-        }
-        cudaGetLastError();
-      }
-    }
-  }
-  return Status();
-}
-
-// 4 warm-up replays, a synchronization, then `reps` replays timed to the end of the next one:
-// wall µs per layer (graphs are asynchronous; every rank is synchronized at the end).
-template <typename Replay, typename Sync>
-StatusOr<double> time_loop(Replay const& replay_all, Sync const& sync_all, int reps) {
-  for (int i = 0; i < 4; ++i) {
-    GCMOE_RETURN_IF_ERROR(replay_all(i));
-  }
-  GCMOE_RETURN_IF_ERROR(sync_all());
-  auto const start = std::chrono::steady_clock::now();
-  for (int i = 0; i < reps; ++i) {
-    GCMOE_RETURN_IF_ERROR(replay_all(i));
-  }
-  GCMOE_RETURN_IF_ERROR(sync_all());
-  std::chrono::duration<double, std::micro> const elapsed =
-      std::chrono::steady_clock::now() - start;
-  return elapsed.count() / reps;
-}
-
-// Replays every rank's graph `reps` times (parities alternating); wall µs per layer.
-StatusOr<double> time_replays(std::vector<Gpu>& gpus, std::vector<kernels::EpMoeRank>& ranks,
-                              int reps, bool gc) {
-  auto const replay_all = [&](int i) -> Status {
-    for (auto& g : gpus) {
-      GCMOE_CHECK_CUDA(cudaSetDevice(g.device));
-      cudaStream_t const s =
-          gc ? reinterpret_cast<cudaStream_t>(g.partition.compute().stream()) : g.plain.get();
-      GCMOE_RETURN_IF_ERROR(g.graphs[i % 2].launch(s));
-    }
-    return Status();
-  };
-  // Every rank's verdict (a fault on one GPU shows up as a deadline on the other).
-  auto const sync_all = [&]() -> Status {
-    Status first;
-    for (std::size_t r = 0; r < gpus.size(); ++r) {
-      GCMOE_CHECK_CUDA(cudaSetDevice(gpus[r].device));
-      // The partitions' streams explicitly: after a GC-MoE run, a device synchronization alone
-      // let the next mode's first replay race the last GC graph's tail (bench/NOTES.md).
-      GCMOE_RETURN_IF_ERROR(gpus[r].partition.synchronize());
-      GCMOE_CHECK_CUDA(cudaStreamSynchronize(gpus[r].plain.get()));
-      Status const s = ranks[r].error();
-      if (!s.ok()) {
-        fmt::print(stderr, "rank {}: {}\n", r, s.to_string());
-        first = first.ok() ? s : first;
-      }
-    }
-    return first;
-  };
-  return time_loop(replay_all, sync_all, reps);
-}
-
-// The planned layer on every GPU: µs per layer for each of `tokens` (the order every rank replays).
-StatusOr<std::vector<double>> time_planned(std::vector<Gpu>& gpus,
-                                           kernels::MoeLayerConfig const& config,
-                                           kernels::GcPartitionPlan const& plan,
-                                           std::vector<int> const& tokens, Options const& options) {
-  int const n = static_cast<int>(gpus.size());
-  std::vector<int> devices(static_cast<std::size_t>(n));
-  for (int r = 0; r < n; ++r) {
-    devices[static_cast<std::size_t>(r)] = gpus[static_cast<std::size_t>(r)].device;
-  }
-  GCMOE_ASSIGN_OR_RETURN(
-      auto memories,
-      cuda::SymmetricMemory::allocate_local_group(
-          kernels::EpMoeRank::symmetric_bytes(config, kMaxTokensPerRank, n), devices));
-  std::vector<kernels::EpGcMoeLayer> layers;
-  for (int r = 0; r < n; ++r) {
-    GCMOE_ASSIGN_OR_RETURN(
-        auto layer, kernels::EpGcMoeLayer::create(
-                        config, kMaxTokensPerRank, n, r, devices[static_cast<std::size_t>(r)],
-                        std::move(memories[static_cast<std::size_t>(r)]),
-                        {.plan = plan,
-                         .timeout_ns = static_cast<std::uint64_t>(options.timeout_ms) * 1000000}));
-    layers.push_back(std::move(layer));
-  }
-  for (int const t : tokens) {
-    for (int r = 0; r < n; ++r) {
-      Gpu& g = gpus[static_cast<std::size_t>(r)];
-      GCMOE_CHECK_CUDA(cudaSetDevice(g.device));
-      GCMOE_RETURN_IF_ERROR(
-          layers[static_cast<std::size_t>(r)].prepare(g.weights, g.x.data(), g.out.data(), t));
-    }
-  }
-  auto const sync_all = [&]() -> Status {
-    for (int r = 0; r < n; ++r) {
-      GCMOE_CHECK_CUDA(cudaSetDevice(devices[static_cast<std::size_t>(r)]));
-      GCMOE_RETURN_IF_ERROR(layers[static_cast<std::size_t>(r)].synchronize());
-    }
-    return Status();
-  };
-  std::vector<double> us;
-  for (int const t : tokens) {
-    auto const replay_all = [&](int) -> Status {
-      for (int r = 0; r < n; ++r) {
-        GCMOE_CHECK_CUDA(cudaSetDevice(devices[static_cast<std::size_t>(r)]));
-        GCMOE_RETURN_IF_ERROR(layers[static_cast<std::size_t>(r)].replay(t));
-      }
-      return Status();
-    };
-    GCMOE_ASSIGN_OR_RETURN(double const per_layer, time_loop(replay_all, sync_all, options.reps));
-    us.push_back(per_layer);
-  }
-  return us;
-}
 
 Status run(Options const& options) {
   int devices = 0;
@@ -219,7 +86,7 @@ Status run(Options const& options) {
   double const ceiling_gbps = ceilings.best();
   kernels::MoeLayerConfig const config = kernels::moe_layer_config(
       m.family, m.hidden, m.inter, m.experts, m.top_k, /*fp8_activations=*/true);
-  std::vector<Gpu> gpus(static_cast<std::size_t>(n));
+  std::vector<EpBenchGpu> gpus(static_cast<std::size_t>(n));
   std::vector<kernels::EpMoeRank> ranks;
   std::vector<int> rank_devices(static_cast<std::size_t>(n));
   for (int r = 0; r < n; ++r) {
@@ -229,23 +96,24 @@ Status run(Options const& options) {
   GCMOE_ASSIGN_OR_RETURN(
       auto memories,
       cuda::SymmetricMemory::allocate_local_group(
-          kernels::EpMoeRank::symmetric_bytes(config, kMaxTokensPerRank, n), rank_devices));
+          kernels::EpMoeRank::symmetric_bytes(config, kEpBenchMaxTokensPerRank, n), rank_devices));
   for (int r = 0; r < n; ++r) {
-    Gpu& g = gpus[static_cast<std::size_t>(r)];
+    EpBenchGpu& g = gpus[static_cast<std::size_t>(r)];
     g.device = r;
     GCMOE_CHECK_CUDA(cudaSetDevice(r));
     GCMOE_ASSIGN_OR_RETURN(g.experts, DeviceBuffer<std::uint8_t>::allocate((local + 1) * stride));
     GCMOE_ASSIGN_OR_RETURN(g.gate, DeviceBuffer<float>::allocate(m.experts * m.hidden));
     GCMOE_ASSIGN_OR_RETURN(g.bias, DeviceBuffer<float>::allocate(m.experts));
-    GCMOE_ASSIGN_OR_RETURN(g.x, DeviceBuffer<float>::allocate(kMaxTokensPerRank * m.hidden));
-    GCMOE_ASSIGN_OR_RETURN(g.out, DeviceBuffer<float>::allocate(kMaxTokensPerRank * m.hidden));
+    GCMOE_ASSIGN_OR_RETURN(g.x, DeviceBuffer<float>::allocate(kEpBenchMaxTokensPerRank * m.hidden));
+    GCMOE_ASSIGN_OR_RETURN(g.out,
+                           DeviceBuffer<float>::allocate(kEpBenchMaxTokensPerRank * m.hidden));
     // Each GPU's own experts; the router and its bias are the same everywhere (same seeds).
     GCMOE_RETURN_IF_ERROR(fill_experts(g.experts.data(), local + 1, sec, 11 + 1000 * r, nullptr));
     GCMOE_RETURN_IF_ERROR(
         fill_random_floats(g.gate.data(), m.experts * m.hidden, -0.02f, 0.02f, 7, nullptr));
     GCMOE_RETURN_IF_ERROR(fill_random_floats(g.bias.data(), m.experts, -0.01f, 0.01f, 8, nullptr));
-    GCMOE_RETURN_IF_ERROR(
-        fill_random_floats(g.x.data(), kMaxTokensPerRank * m.hidden, -2.0f, 2.0f, 9 + r, nullptr));
+    GCMOE_RETURN_IF_ERROR(fill_random_floats(g.x.data(), kEpBenchMaxTokensPerRank * m.hidden, -2.0f,
+                                             2.0f, 9 + r, nullptr));
     g.weights = {.gate_weight = g.gate.data(),
                  .bias = g.bias.data(),
                  .experts = g.experts.data(),
@@ -258,7 +126,7 @@ Status run(Options const& options) {
     GCMOE_ASSIGN_OR_RETURN(g.comm_done, cuda::Event::create());
     GCMOE_ASSIGN_OR_RETURN(g.side_done, cuda::Event::create());
     GCMOE_ASSIGN_OR_RETURN(
-        auto rank, kernels::EpMoeRank::create(config, kMaxTokensPerRank, n, r,
+        auto rank, kernels::EpMoeRank::create(config, kEpBenchMaxTokensPerRank, n, r,
                                               std::move(memories[static_cast<std::size_t>(r)])));
     rank.set_timeout_ns(static_cast<std::uint64_t>(options.timeout_ms) * 1000000);
     ranks.push_back(std::move(rank));
@@ -280,7 +148,7 @@ Status run(Options const& options) {
     double us[5] = {0.0, 0.0, 0.0, 0.0, 0.0};
     for (int const gc : options.variants) {
       for (std::size_t r = 0; r < gpus.size(); ++r) {
-        Gpu& g = gpus[r];
+        EpBenchGpu& g = gpus[r];
         GCMOE_CHECK_CUDA(cudaSetDevice(g.device));
         ranks[r].set_step_handoff(gc == 3 ? kernels::EpStepHandoff::kCleanAndBarrier
                                           : kernels::EpStepHandoff::kDoubleBuffered);
@@ -375,8 +243,9 @@ Status run(Options const& options) {
     GCMOE_ASSIGN_OR_RETURN(auto plan, kernels::GcPartitionPlan::choose(measured, options.min_gain));
     plan_json = nlohmann::json::parse(plan.to_json());
     fmt::print("planned: {}\n", plan_json["steps"].dump());
-    GCMOE_ASSIGN_OR_RETURN(std::vector<double> const planned,
-                           time_planned(gpus, config, plan, options.tokens, options));
+    GCMOE_ASSIGN_OR_RETURN(
+        std::vector<double> const planned,
+        time_planned(gpus, config, plan, options.tokens, options.reps, options.timeout_ms));
     for (std::size_t i = 0; i < planned.size(); ++i) {
       nlohmann::json& point = points[i];
       double const best = point["sequential_us"].get<double>();
@@ -430,7 +299,7 @@ int main(int argc, char** argv) {
       ->check(CLI::Range(1, 600000));
   app.add_option("--tokens", options.tokens, "tokens per rank (list)")
       ->delimiter(',')
-      ->check(CLI::Range(1, gcmoe::bench::kMaxTokensPerRank));
+      ->check(CLI::Range(1, gcmoe::bench::kEpBenchMaxTokensPerRank));
   CLI11_PARSE(app, argc, argv);
   gcmoe::Status const status = gcmoe::bench::run(options);
   if (!status.ok()) {
