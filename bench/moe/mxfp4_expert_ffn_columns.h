@@ -1,0 +1,36 @@
+#pragma once
+// bench_mxfp4_expert_ffn's columns: each a configuration of the MXFP4 expert FFN (L1 then L2,
+// kernels/moe/mxfp4_expert_wgmma.h) — the default, forced pass widths, the probes and the PDL
+// launches; the benchmark's header comment says what each measures.
+
+#include <cuda_runtime.h>
+
+#include "bench/moe/mxfp4_expert_ffn_data.h"
+#include "engine/common/status.h"
+
+namespace gcmoe::bench::mxfp4_ffn {
+
+enum class Kernel {
+  kMxfp4,
+  kCpAsyncX,
+  kOnePass,
+  kNarrow16,
+  kNarrow32,
+  kDownNarrow16,
+  kDownNarrow32,
+  kWide32,
+  kWide64,
+  kStreamOnly,
+  kPdl,
+  kPdlUntriggered,
+  kPdlPacked,
+  kAgain
+};
+
+// The column's name in the printed table and the JSON.
+char const* kernel_name(Kernel kernel);
+
+// Launches L1 then L2 of `kernel`'s configuration for batch `b` on `stream`.
+Status launch_ffn(Kernel kernel, Weights const& w, Batch const& b, cudaStream_t stream);
+
+}  // namespace gcmoe::bench::mxfp4_ffn
