@@ -1,4 +1,4 @@
-#!/ usr / bin / env python3
+#!/usr/bin/env python3
 """Merges bench_mxfp4_expert_ffn's JSON with its torch peers' (mxfp4_expert_ffn_torch.py) into one
 JSON and prints the table: our time (the default column, the same with L2 by programmatic
 dependent launch, and the faster of the two, the headline), the floor, % of the copy ceiling, the

@@ -1,4 +1,4 @@
-#!/ usr / bin / env python3
+#!/usr/bin/env python3
 """Torch peers of bench_mxfp4_expert_ffn, run on the GPU machine in the same run
 (scripts/gpu/run.sh --run OUT mxfp4_expert_ffn).
 
@@ -26,12 +26,13 @@ def main():
     out.add_argument("--out", required=True)
     out = out.parse_known_args()[0].out
     base.main()
-    with open(out)
-as f : doc = json.load(f) doc["benchmark"] = "mxfp4_expert_ffn_torch" doc["shape"] = {
-  "hidden" : base.H,
-  "intermediate" : base.I,
-  "experts" : base.E,
-  "top_k" : base.TOPK
-} with open(out, "w") as f : json.dump(doc, f, indent = 2)
+    with open(out) as f:
+        doc = json.load(f)
+    doc["benchmark"] = "mxfp4_expert_ffn_torch"
+    doc["shape"] = {"hidden": base.H, "intermediate": base.I, "experts": base.E, "top_k": base.TOPK}
+    with open(out, "w") as f:
+        json.dump(doc, f, indent=2)
 
-                                 if __name__ == "__main__" : main()
+
+if __name__ == "__main__":
+    main()
