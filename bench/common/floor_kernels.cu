@@ -43,54 +43,6 @@ __global__ void copy_kernel(uint4* __restrict__ dst, uint4 const* __restrict__ s
   }
 }
 
-__global__ void read_kernel(uint4 const* __restrict__ src, std::int64_t count, uint4* out) {
-  std::int64_t const stride = static_cast<std::int64_t>(gridDim.x) * blockDim.x;
-  uint4 acc = make_uint4(0, 0, 0, 0);
-  std::int64_t i = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
-  for (; i + (kUnroll - 1) * stride < count; i += kUnroll * stride) {
-    uint4 v[kUnroll];
-#pragma unroll
-    for (int u = 0; u < kUnroll; ++u) {
-      v[u] = __ldcs(src + i + u * stride);
-    }
-#pragma unroll
-    for (int u = 0; u < kUnroll; ++u) {
-      acc.x ^= v[u].x;
-      acc.y ^= v[u].y;
-      acc.z ^= v[u].z;
-      acc.w ^= v[u].w;
-    }
-  }
-  for (; i < count; i += stride) {
-    uint4 const v = src[i];
-    acc.x ^= v.x;
-    acc.y ^= v.y;
-    acc.z ^= v.z;
-    acc.w ^= v.w;
-  }
-  for (int offset = 16; offset > 0; offset /= 2) {
-    acc.x ^= __shfl_xor_sync(0xffffffffu, acc.x, offset);
-    acc.y ^= __shfl_xor_sync(0xffffffffu, acc.y, offset);
-    acc.z ^= __shfl_xor_sync(0xffffffffu, acc.z, offset);
-    acc.w ^= __shfl_xor_sync(0xffffffffu, acc.w, offset);
-  }
-  __shared__ uint4 warps[kThreads / 32];
-  if (threadIdx.x % 32 == 0) {
-    warps[threadIdx.x / 32] = acc;
-  }
-  __syncthreads();
-  if (threadIdx.x == 0) {
-    uint4 total = make_uint4(0, 0, 0, 0);
-    for (int w = 0; w < kThreads / 32; ++w) {
-      total.x ^= warps[w].x;
-      total.y ^= warps[w].y;
-      total.z ^= warps[w].z;
-      total.w ^= warps[w].w;
-    }
-    out[blockIdx.x] = total;
-  }
-}
-
 }  // namespace
 
 Status launch_empty_kernel(cudaStream_t stream) {
@@ -109,14 +61,6 @@ Status launch_sm_copy(void* dst, void const* src, std::int64_t bytes, cudaStream
   GCMOE_CHECK_ARG_MSG(bytes % 16 == 0, "sm copy: bytes must be a multiple of 16");
   copy_kernel<<<kStreamBlocks, kThreads, 0, stream>>>(static_cast<uint4*>(dst),
                                                       static_cast<uint4 const*>(src), bytes / 16);
-  GCMOE_CHECK_LAUNCH();
-  return Status();
-}
-
-Status launch_sm_read(void const* src, std::int64_t bytes, uint4* out, int blocks,
-                      cudaStream_t stream) {
-  GCMOE_CHECK_ARG_MSG(bytes % 16 == 0, "sm read: bytes must be a multiple of 16");
-  read_kernel<<<blocks, kThreads, 0, stream>>>(static_cast<uint4 const*>(src), bytes / 16, out);
   GCMOE_CHECK_LAUNCH();
   return Status();
 }

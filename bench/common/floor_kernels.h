@@ -1,9 +1,9 @@
 #pragma once
-// Floors measured in the same run as a benchmark. Memory: an SM copy and an SM read-only stream
-// (the pattern of weight streaming), 16-byte vectors — a graph-captured cudaMemcpy runs on the copy
-// engines and moves less than the SMs can; their CPU references (memcmp of the copy, the xor of
-// the input) are checked by measure_memory_ceilings before it reports a rate. Launch: an empty
-// kernel. Clock: the SM clock while one thread spins.
+// Floors measured in the same run as a benchmark. Memory: an SM copy, 16-byte vectors — a
+// graph-captured cudaMemcpy runs on the copy engines and moves less than the SMs can; its CPU
+// reference (memcmp of the copy) is checked by measure_memory_ceilings before it reports a rate
+// (the read-only streams: read_stream_kernels.h). Launch: an empty kernel. Clock: the SM clock
+// while one thread spins.
 
 #include <cuda_runtime.h>
 
@@ -15,11 +15,6 @@ namespace gcmoe::bench {
 
 // dst = src, `bytes` a multiple of 16.
 Status launch_sm_copy(void* dst, void const* src, std::int64_t bytes, cudaStream_t stream);
-
-// Xor of every 16-byte vector of src into out[blockIdx] (so the loads cannot be elided); the
-// caller xors the `blocks` partials. `bytes` a multiple of 16.
-Status launch_sm_read(void const* src, std::int64_t bytes, uint4* out, int blocks,
-                      cudaStream_t stream);
 
 inline constexpr int kStreamBlocks = 132 * 8;
 

@@ -1,11 +1,15 @@
 #include "bench/common/gpu_timing.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
+#include <array>
 #include <cstddef>
 #include <cstring>
 
 #include "bench/common/device_fill.h"
 #include "bench/common/floor_kernels.h"
+#include "bench/common/read_stream_kernels.h"
 #include "engine/backends/cuda/device_buffer.h"
 #include "engine/common/cuda_check.h"
 
@@ -103,55 +107,73 @@ StatusOr<double> copy_bandwidth_gbps(cudaStream_t stream) {
 }
 
 double MemoryCeilings::best() const {
-  return std::max({memcpy_gbps, sm_copy_gbps, sm_read_gbps});
+  return std::max({memcpy_gbps, sm_copy_gbps, sm_read_gbps, sm_bulk_read_gbps});
 }
 
 StatusOr<MemoryCeilings> measure_memory_ceilings(cudaStream_t stream) {
   MemoryCeilings ceilings;
   GCMOE_ASSIGN_OR_RETURN(ceilings.memcpy_gbps, copy_bandwidth_gbps(stream));
   std::int64_t const bytes = std::int64_t{1} << 30;
+  int device = 0;
+  GCMOE_CHECK_CUDA(cudaGetDevice(&device));
+  int sms = 0;
+  GCMOE_CHECK_CUDA(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
+  // The load stream at 8 blocks of 512 per SM, 4 loads in flight per thread; the bulk stream at 2
+  // CTAs per SM with 3 chunks each: the best shapes of bench_memory_ceiling on one H200.
+  LoadStreamShape const load{.blocks = 8 * sms, .threads = 512, .unroll = 4, .streaming = true};
+  int const bulk_blocks = 2 * sms;
+  constexpr int kBulkStages = 3;
   GCMOE_ASSIGN_OR_RETURN(auto src, cuda::DeviceBuffer<std::uint8_t>::allocate(bytes));
   GCMOE_ASSIGN_OR_RETURN(auto dst, cuda::DeviceBuffer<std::uint8_t>::allocate(bytes));
-  GCMOE_ASSIGN_OR_RETURN(auto partial, cuda::DeviceBuffer<uint4>::allocate(kStreamBlocks));
+  GCMOE_ASSIGN_OR_RETURN(auto partial, cuda::DeviceBuffer<uint4>::allocate(load.blocks));
+  GCMOE_ASSIGN_OR_RETURN(auto bulk_partial, cuda::DeviceBuffer<uint4>::allocate(bulk_blocks));
   GCMOE_RETURN_IF_ERROR(fill_random_e4m3(src.data(), bytes, 77, stream));
+  // Each stream once outside the captures (the bulk stream sets its shared-memory limit there).
+  GCMOE_RETURN_IF_ERROR(launch_load_stream(src.data(), bytes, partial.data(), load, stream));
+  GCMOE_RETURN_IF_ERROR(
+      launch_bulk_stream(src.data(), bytes, bulk_partial.data(), bulk_blocks, kBulkStages, stream));
 
   GCMOE_ASSIGN_OR_RETURN(double const copy_us, time_graph(stream, 1, 20, [&]() -> Status {
                            return launch_sm_copy(dst.data(), src.data(), bytes, stream);
                          }));
   GCMOE_ASSIGN_OR_RETURN(double const read_us, time_graph(stream, 1, 20, [&]() -> Status {
-                           return launch_sm_read(src.data(), bytes, partial.data(), kStreamBlocks,
-                                                 stream);
+                           return launch_load_stream(src.data(), bytes, partial.data(), load,
+                                                     stream);
+                         }));
+  GCMOE_ASSIGN_OR_RETURN(double const bulk_us, time_graph(stream, 1, 20, [&]() -> Status {
+                           return launch_bulk_stream(src.data(), bytes, bulk_partial.data(),
+                                                     bulk_blocks, kBulkStages, stream);
                          }));
   GCMOE_CHECK_CUDA(cudaStreamSynchronize(stream));
 
-  // CPU references: the copy is byte-identical, the xor of the partials equals the host xor.
+  // CPU references: the copy is byte-identical, each stream's partials xor to the host xor.
   std::vector<std::uint8_t> host_src(static_cast<std::size_t>(bytes));
   std::vector<std::uint8_t> host_dst(static_cast<std::size_t>(bytes));
   GCMOE_RETURN_IF_ERROR(src.copy_to_host(host_src));
   GCMOE_RETURN_IF_ERROR(dst.copy_to_host(host_dst));
   GCMOE_CHECK_INTERNAL(host_src == host_dst, "SM copy kernel output differs from its input");
-  std::vector<uint4> partials(kStreamBlocks);
-  GCMOE_RETURN_IF_ERROR(partial.copy_to_host(partials));
-  std::uint32_t device_xor[4] = {0, 0, 0, 0};
-  for (uint4 const& p : partials) {
-    device_xor[0] ^= p.x;
-    device_xor[1] ^= p.y;
-    device_xor[2] ^= p.z;
-    device_xor[3] ^= p.w;
-  }
-  std::uint32_t host_xor[4] = {0, 0, 0, 0};
-  for (std::size_t i = 0; i < host_src.size(); i += 16) {
-    for (int w = 0; w < 4; ++w) {
-      std::uint32_t word = 0;
-      std::memcpy(&word, host_src.data() + i + 4 * w, 4);
-      host_xor[w] ^= word;
-    }
-  }
-  GCMOE_CHECK_INTERNAL(std::memcmp(device_xor, host_xor, sizeof(host_xor)) == 0,
-                       "SM read kernel xor differs from the CPU reference");
+  std::array<std::uint32_t, 4> const want = host_xor16(host_src);
+  GCMOE_ASSIGN_OR_RETURN(auto const read_xor, xor_of_partials(partial.data(), load.blocks));
+  GCMOE_CHECK_INTERNAL(read_xor == want, "SM read stream xor differs from the CPU reference");
+  GCMOE_ASSIGN_OR_RETURN(auto const bulk_xor, xor_of_partials(bulk_partial.data(), bulk_blocks));
+  GCMOE_CHECK_INTERNAL(bulk_xor == want, "bulk read stream xor differs from the CPU reference");
   ceilings.sm_copy_gbps = 2.0 * static_cast<double>(bytes) / (copy_us * 1e-6) / 1e9;
   ceilings.sm_read_gbps = static_cast<double>(bytes) / (read_us * 1e-6) / 1e9;
+  ceilings.sm_bulk_read_gbps = static_cast<double>(bytes) / (bulk_us * 1e-6) / 1e9;
   return ceilings;
+}
+
+std::string ceilings_summary(MemoryCeilings const& c) {
+  return fmt::format("cudaMemcpy {:.0f}, SM copy {:.0f}, SM read {:.0f}, bulk read {:.0f} GB/s",
+                     c.memcpy_gbps, c.sm_copy_gbps, c.sm_read_gbps, c.sm_bulk_read_gbps);
+}
+
+nlohmann::json ceilings_json(MemoryCeilings const& c) {
+  return {{"memcpy", c.memcpy_gbps},
+          {"sm_copy", c.sm_copy_gbps},
+          {"sm_read", c.sm_read_gbps},
+          {"sm_bulk_read", c.sm_bulk_read_gbps},
+          {"best", c.best()}};
 }
 
 }  // namespace gcmoe::bench

@@ -204,11 +204,8 @@ Status run(Options const& options) {
   GCMOE_ASSIGN_OR_RETURN(MemoryCeilings const ceilings, measure_memory_ceilings(stream));
   double const copy_gbps = ceilings.best();
   GCMOE_ASSIGN_OR_RETURN(Weights const weights, make_weights(kExperts, stream));
-  fmt::print(
-      "ceilings: cudaMemcpy {:.0f} GB/s, SM copy {:.0f} GB/s, SM read {:.0f} GB/s; "
-      "{:.2f} MB per expert (FP8 + scales)\n",
-      ceilings.memcpy_gbps, ceilings.sm_copy_gbps, ceilings.sm_read_gbps,
-      weights.bytes_per_expert(Kernel::kMmaSync) / 1e6);
+  fmt::print("ceilings: {}; {:.2f} MB per expert (FP8 + scales)\n", ceilings_summary(ceilings),
+             weights.bytes_per_expert(Kernel::kMmaSync) / 1e6);
 
   nlohmann::json points = nlohmann::json::array();
   GpuClockSampler clock;  // the SM clock and power each timing ran at
@@ -318,10 +315,7 @@ Status run(Options const& options) {
       {"device", prop.name},
       {"commit", options.commit},
       {"copy_gbps", copy_gbps},
-      {"ceilings_gbps",
-       {{"memcpy", ceilings.memcpy_gbps},
-        {"sm_copy", ceilings.sm_copy_gbps},
-        {"sm_read", ceilings.sm_read_gbps}}},
+      {"ceilings_gbps", ceilings_json(ceilings)},
       {"rotations", kRotations},
       {"rounds", options.rounds},
       {"reps_per_round", options.reps},

@@ -92,11 +92,8 @@ Status run(Options const& options) {
   GCMOE_ASSIGN_OR_RETURN(auto const pad, DeviceBuffer<std::uint8_t>::allocate(
                                              static_cast<std::size_t>(options.pad_mib) << 20 | 1));
   GCMOE_ASSIGN_OR_RETURN(Weights const weights, make_weights(stream));
-  fmt::print(
-      "ceilings: cudaMemcpy {:.0f} GB/s, SM copy {:.0f} GB/s, SM read {:.0f} GB/s; "
-      "{:.2f} MB per expert (MXFP4 codes + scale images)\n",
-      ceilings.memcpy_gbps, ceilings.sm_copy_gbps, ceilings.sm_read_gbps,
-      weights.bytes_per_expert() / 1e6);
+  fmt::print("ceilings: {}; {:.2f} MB per expert (MXFP4 codes + scale images)\n",
+             ceilings_summary(ceilings), weights.bytes_per_expert() / 1e6);
 
   nlohmann::json points = nlohmann::json::array();
   GpuClockSampler clock;  // the SM clock and power each timing ran at
@@ -233,10 +230,7 @@ Status run(Options const& options) {
       {"commit", options.commit},
       {"pad_mib", options.pad_mib},
       {"copy_gbps", copy_gbps},
-      {"ceilings_gbps",
-       {{"memcpy", ceilings.memcpy_gbps},
-        {"sm_copy", ceilings.sm_copy_gbps},
-        {"sm_read", ceilings.sm_read_gbps}}},
+      {"ceilings_gbps", ceilings_json(ceilings)},
       {"rotations", kRotations},
       {"rounds", options.rounds},
       {"reps_per_round", options.reps},
