@@ -6,7 +6,7 @@
 // in the same run. Each mode is one CUDA graph per rank and parity, replayed `--reps` times on all
 // ranks; the time is the host wall clock of the replays over their count (graphs are
 // asynchronous; all ranks synchronized at the end). The floor: the most bytes any one GPU must
-// read (its touched experts + the shared expert + the fp32 router) over the SM read ceiling of GPU
+// read (its touched experts + the shared expert + the fp32 router) over the memory ceiling of GPU
 // 0.
 //
 // Variants (`--variants`, default all): 0 the sequential baseline with the shared expert in

@@ -80,7 +80,7 @@ Status run(Options const& options) {
                                            .has_shared = true};
   GCMOE_ASSIGN_OR_RETURN(auto single, kernels::MoeLayerSequential::create(config, kMaxTokens));
   double const router_bytes = 4.0 * m.experts * m.hidden;
-  fmt::print("ceiling (SM read) {:.0f} GB/s; GLM-5.2 shape; virtual ranks share ONE GPU\n",
+  fmt::print("ceiling (best read stream) {:.0f} GB/s; GLM-5.2 shape; virtual ranks share ONE GPU\n",
              ceiling_gbps);
   fmt::print("{:>5} {:>7} {:>8} {:>9} {:>11} {:>11} {:>9} {:>6} {:>9}\n", "ranks", "T/rank",
              "experts", "floor_us", "single_us", "ep_group_us", "ep/single", "equal", "rel_l2");

@@ -11,7 +11,7 @@
 // its own (the same without a shared expert); the faster is "sequential". Time: median over reps of
 // `--layers` back-to-back graph replays (layers replayed with no host work between them), per
 // layer. Floor: the bytes the layer must read (touched experts, the shared expert, the fp32 router)
-// over the SM read-stream ceiling measured in the same run.
+// over the memory ceiling measured in the same run (MemoryCeilings::best: the fastest read stream).
 //
 // Per model and shared-expert setting, the sweep also times the GC-MoE body without a partition
 // (the shared expert on a second stream, the small kernels in launch chains), with L2 overlapping
@@ -136,7 +136,7 @@ Status run(Options const& options) {
   GCMOE_CHECK_CUDA(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
   GCMOE_ASSIGN_OR_RETURN(MemoryCeilings const ceilings, measure_memory_ceilings(stream));
   double const ceiling_gbps = ceilings.best();
-  fmt::print("ceiling (SM read) {:.0f} GB/s; {} back-to-back layer replays per timing\n",
+  fmt::print("ceiling (best read stream) {:.0f} GB/s; {} back-to-back layer replays per timing\n",
              ceiling_gbps, options.layers);
   GpuClockSampler clock;  // NVML opened once for the run
   nlohmann::json models = nlohmann::json::array();

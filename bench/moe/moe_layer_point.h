@@ -22,7 +22,7 @@ inline char const* layer_row_label(bool with_shared_expert) {
 
 struct PointSettings {
   LayerTiming timing;
-  double ceiling_gbps = 0.0;  // SM read-stream ceiling of this run: the floor's rate
+  double ceiling_gbps = 0.0;  // MemoryCeilings::best of this run: the floor's rate
   // A split is confirmed in pairs (and may enter the plan) only when its single timing beats the
   // sequential layer by this.
   double min_gain = 1.02;
