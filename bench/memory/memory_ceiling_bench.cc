@@ -24,6 +24,7 @@
 #include <utility>
 #include <vector>
 
+#include "bench/common/column_bench_flags.h"
 #include "bench/common/column_rounds.h"
 #include "bench/common/device_fill.h"
 #include "bench/common/gpu_clock_sampler.h"
@@ -161,11 +162,8 @@ Status run(Options const& options) {
 int main(int argc, char** argv) {
   gcmoe::bench::Options options;
   CLI::App app{"bench_memory_ceiling: read-only streams against measure_memory_ceilings"};
-  app.add_option("--out", options.out, "JSON output file");
-  app.add_option("--reps", options.reps, "timed replays per round")->check(CLI::Range(1, 1000));
-  app.add_option("--rounds", options.rounds, "rounds, the order reversed every other")
-      ->check(CLI::Range(1, 99));
-  app.add_option("--commit", options.commit, "commit the binary was built from");
+  gcmoe::bench::add_column_bench_flags(app, options.out, options.reps, options.rounds,
+                                       options.commit);
   CLI11_PARSE(app, argc, argv);
   gcmoe::Status const status = gcmoe::bench::run(options);
   if (!status.ok()) {
