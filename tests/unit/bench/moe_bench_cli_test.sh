@@ -1,16 +1,16 @@
 #!/usr/bin/env sh
-# The MoE benchmarks' command lines (bench/moe/*_bench.cc, CLI11), no GPU needed: --help prints
+# The benchmarks' command lines (bench/moe/*_bench.cc, bench_memory_ceiling; CLI11), no GPU needed: --help prints
 # the usage with every flag and exits 0, a bad value or a flag without its value exits non-zero
 # with a message naming the flag. CUDA is hidden (CUDA_VISIBLE_DEVICES empty) so a tool that
 # started its benchmark instead would fail with a CUDA error ("CUDA error cudaError..."), which the
 # checks refuse, and a GPU machine's device is never used.
 #
 # Usage: moe_bench_cli_test.sh BENCH_EXPERT_FFN BENCH_MXFP4_EXPERT_FFN BENCH_ALIGN_SORT
-#                              BENCH_ROUTING BENCH_LONE_EXPERT
+#                              BENCH_ROUTING BENCH_LONE_EXPERT BENCH_MEMORY_CEILING
 set -eu
-if [ $# -ne 5 ]; then
+if [ $# -ne 6 ]; then
   echo "usage: $0 BENCH_EXPERT_FFN BENCH_MXFP4_EXPERT_FFN BENCH_ALIGN_SORT BENCH_ROUTING" \
-    "BENCH_LONE_EXPERT" >&2
+    "BENCH_LONE_EXPERT BENCH_MEMORY_CEILING" >&2
   exit 2
 fi
 expert_ffn=$1
@@ -18,6 +18,7 @@ mxfp4_expert_ffn=$2
 align_sort=$3
 routing=$4
 lone_expert=$5
+memory_ceiling=$6
 CUDA_VISIBLE_DEVICES=
 export CUDA_VISIBLE_DEVICES
 failures=0
@@ -105,6 +106,11 @@ expect_error "$lone_expert" --reps --reps 0
 expect_error "$lone_expert" --rounds --rounds 0
 expect_error "$lone_expert" --tokens --tokens 3
 expect_error "$lone_expert" --tokens --tokens -1
+
+expect_help "$memory_ceiling" --out --reps --rounds --commit
+expect_error "$memory_ceiling" --reps --reps 0
+expect_error "$memory_ceiling" --rounds --rounds 0
+expect_error "$memory_ceiling" --bogus --bogus 1
 
 if [ "$failures" -ne 0 ]; then
   echo "$failures of $checks checks failed"
