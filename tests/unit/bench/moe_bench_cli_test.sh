@@ -1,9 +1,9 @@
 #!/usr/bin/env sh
-# The benchmarks' command lines (bench/moe/*_bench.cc, bench_memory_ceiling; CLI11), no GPU needed: --help prints
-# the usage with every flag and exits 0, a bad value or a flag without its value exits non-zero
-# with a message naming the flag. CUDA is hidden (CUDA_VISIBLE_DEVICES empty) so a tool that
-# started its benchmark instead would fail with a CUDA error ("CUDA error cudaError..."), which the
-# checks refuse, and a GPU machine's device is never used.
+# The benchmarks' command lines (bench/moe/*_bench.cc, bench_memory_ceiling; CLI11), no GPU
+# needed: --help prints the usage with every flag and exits 0, a bad value or a flag without its
+# value exits non-zero with a message naming the flag. CUDA is hidden (CUDA_VISIBLE_DEVICES
+# empty) so a tool that started its benchmark instead would fail with a CUDA error ("CUDA error
+# cudaError..."), which the checks refuse, and a GPU machine's device is never used.
 #
 # Usage: moe_bench_cli_test.sh BENCH_EXPERT_FFN BENCH_MXFP4_EXPERT_FFN BENCH_ALIGN_SORT
 #                              BENCH_ROUTING BENCH_LONE_EXPERT BENCH_MEMORY_CEILING
