@@ -5,7 +5,6 @@
 #include <algorithm>
 #include <array>
 #include <cstddef>
-#include <cstring>
 
 #include "bench/common/device_fill.h"
 #include "bench/common/floor_kernels.h"
@@ -128,7 +127,8 @@ StatusOr<MemoryCeilings> measure_memory_ceilings(cudaStream_t stream) {
   GCMOE_ASSIGN_OR_RETURN(auto partial, cuda::DeviceBuffer<uint4>::allocate(load.blocks));
   GCMOE_ASSIGN_OR_RETURN(auto bulk_partial, cuda::DeviceBuffer<uint4>::allocate(bulk_blocks));
   GCMOE_RETURN_IF_ERROR(fill_random_e4m3(src.data(), bytes, 77, stream));
-  // Each stream once outside the captures (the bulk stream sets its shared-memory limit there).
+  // Each stream once before the captures: a launch that fails (a shape, the shared-memory limit)
+  // fails here, not inside a capture.
   GCMOE_RETURN_IF_ERROR(launch_load_stream(src.data(), bytes, partial.data(), load, stream));
   GCMOE_RETURN_IF_ERROR(
       launch_bulk_stream(src.data(), bytes, bulk_partial.data(), bulk_blocks, kBulkStages, stream));

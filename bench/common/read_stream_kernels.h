@@ -3,7 +3,7 @@
 // memory ceiling a bandwidth-bound kernel is compared with (bench_memory_ceiling, and the best of
 // them in measure_memory_ceilings): 16-byte loads with a grid-stride loop at a given grid, block
 // and unroll, with or without the streaming cache hint; and bulk copies (the TMA engine without a
-// tensor map, as the expert GEMMs stream their weights) into a shared-memory ring, one CTA per SM.
+// tensor map, as the expert GEMMs stream their weights) into a shared-memory ring per CTA.
 // Every stream xors each 16-byte vector it read into out[blockIdx] (so no load can be elided); the
 // caller checks the xor of the partials against the CPU's.
 
@@ -30,7 +30,8 @@ Status launch_load_stream(void const* src, std::int64_t bytes, uint4* out,
 
 // Bulk copies of kBulkChunkBytes into a ring of `stages` chunks per CTA (1 ≤ stages ≤ 6), chunk
 // c read by CTA c % blocks; `bytes` a multiple of kBulkChunkBytes, src 16-byte aligned; out:
-// `blocks` partials. One CTA per SM (the ring takes most of the shared memory).
+// `blocks` partials. The ring takes stages × 32 KB of shared memory per CTA
+// (measure_memory_ceilings runs 3 stages at two CTAs per SM).
 inline constexpr int kBulkChunkBytes = 32 * 1024;
 Status launch_bulk_stream(void const* src, std::int64_t bytes, uint4* out, int blocks, int stages,
                           cudaStream_t stream);

@@ -16,6 +16,7 @@
 #include <fmt/format.h>
 
 #include <CLI/CLI.hpp>
+#include <algorithm>
 #include <array>
 #include <cstdint>
 #include <fstream>
@@ -128,10 +129,7 @@ Status run(Options const& options) {
   fmt::print("{:<24} {:>9} {:>9} {:>7}\n", "stream", "GB/s", "best", "sm_MHz");
   for (std::size_t i = 0; i < list.size(); ++i) {
     double const median_us = timed[i].median_us();
-    double best_us = timed[i].round_us.front();
-    for (double const us : timed[i].round_us) {
-      best_us = us < best_us ? us : best_us;
-    }
+    double const best_us = *std::min_element(timed[i].round_us.begin(), timed[i].round_us.end());
     double const gbps = static_cast<double>(kBytes) / (median_us * 1e-6) / 1e9;
     double const best_gbps = static_cast<double>(kBytes) / (best_us * 1e-6) / 1e9;
     fmt::print("{:<24} {:>9.0f} {:>9.0f} {:>7.0f}\n", list[i].name, gbps, best_gbps,

@@ -14,10 +14,10 @@ namespace {
 // L2 by PDL or not: the first plan's GC-MoE graph at each such point without PDL against itself
 // with it, in pairs; marks the points where it lost every pair.
 Status mark_pdl_losses(LayerRig& rig, bool with_shared_expert,
+                       kernels::MoeLayerDeviceWeights const& weights,
                        kernels::GcPartitionPlan const& first_plan,
                        std::vector<kernels::GcPartitionMeasurement>& measured,
                        std::vector<nlohmann::json*> const& points, LayerTiming const& timing) {
-  kernels::MoeLayerDeviceWeights const weights = rig.weights(with_shared_expert);
   GCMOE_ASSIGN_OR_RETURN(
       auto with_pdl,
       kernels::GcMoeLayer::create(rig.config, kLayerBenchMaxTokens, 0, {.plan = first_plan}));
@@ -61,7 +61,7 @@ StatusOr<kernels::GcPartitionPlan> plan_and_time(
   GCMOE_ASSIGN_OR_RETURN(auto const first_plan,
                          kernels::GcPartitionPlan::choose(measured, settings.min_gain));
   GCMOE_RETURN_IF_ERROR(
-      mark_pdl_losses(rig, with_shared_expert, first_plan, measured, points, timing));
+      mark_pdl_losses(rig, with_shared_expert, weights, first_plan, measured, points, timing));
   GCMOE_ASSIGN_OR_RETURN(auto plan, kernels::GcPartitionPlan::choose(measured, settings.min_gain));
   GCMOE_ASSIGN_OR_RETURN(auto planned, kernels::GcMoeLayer::create(rig.config, kLayerBenchMaxTokens,
                                                                    0, {.plan = plan}));
