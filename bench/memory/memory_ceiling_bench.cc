@@ -25,6 +25,7 @@
 #include <utility>
 #include <vector>
 
+#include "bench/common/bench_exit.h"
 #include "bench/common/column_bench_flags.h"
 #include "bench/common/column_rounds.h"
 #include "bench/common/device_fill.h"
@@ -163,10 +164,5 @@ int main(int argc, char** argv) {
   gcmoe::bench::add_column_bench_flags(app, options.out, options.reps, options.rounds,
                                        options.commit);
   CLI11_PARSE(app, argc, argv);
-  gcmoe::Status const status = gcmoe::bench::run(options);
-  if (!status.ok()) {
-    std::fprintf(stderr, "bench_memory_ceiling: %s\n", status.to_string().c_str());
-    return 1;
-  }
-  return 0;
+  return gcmoe::bench::exit_code("bench_memory_ceiling", gcmoe::bench::run(options));
 }

@@ -14,7 +14,6 @@
 #include <algorithm>
 #include <array>
 #include <cstdint>
-#include <cstdio>
 #include <cstring>
 #include <fstream>
 #include <nlohmann/json.hpp>
@@ -22,6 +21,7 @@
 #include <string>
 #include <vector>
 
+#include "bench/common/bench_exit.h"
 #include "bench/common/floor_kernels.h"
 #include "bench/common/gpu_timing.h"
 #include "engine/backends/cuda/device_buffer.h"
@@ -264,10 +264,5 @@ int main(int argc, char** argv) {
     options.only_top_k = shape[1];
     options.only_experts = shape[2];
   }
-  gcmoe::Status const status = gcmoe::bench::run(options);
-  if (!status.ok()) {
-    fmt::print(stderr, "bench_align_sort: {}\n", status.to_string());
-    return 1;
-  }
-  return 0;
+  return gcmoe::bench::exit_code("bench_align_sort", gcmoe::bench::run(options));
 }

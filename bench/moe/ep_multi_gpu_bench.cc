@@ -37,6 +37,7 @@
 #include <string>
 #include <vector>
 
+#include "bench/common/bench_exit.h"
 #include "bench/common/device_fill.h"
 #include "bench/common/gpu_timing.h"
 #include "bench/common/moe_layer_weights.h"
@@ -301,10 +302,5 @@ int main(int argc, char** argv) {
       ->delimiter(',')
       ->check(CLI::Range(1, gcmoe::bench::kEpBenchMaxTokensPerRank));
   CLI11_PARSE(app, argc, argv);
-  gcmoe::Status const status = gcmoe::bench::run(options);
-  if (!status.ok()) {
-    std::fprintf(stderr, "bench_ep_multi_gpu: %s\n", status.to_string().c_str());
-    return 1;
-  }
-  return 0;
+  return gcmoe::bench::exit_code("bench_ep_multi_gpu", gcmoe::bench::run(options));
 }

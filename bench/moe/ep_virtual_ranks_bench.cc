@@ -21,6 +21,7 @@
 #include <string>
 #include <vector>
 
+#include "bench/common/bench_exit.h"
 #include "bench/common/device_fill.h"
 #include "bench/common/gpu_timing.h"
 #include "bench/common/moe_layer_weights.h"
@@ -201,10 +202,5 @@ int main(int argc, char** argv) {
   app.add_option("--ranks", options.ranks, "virtual rank counts (divide 256, at most 8)")
       ->delimiter(',');
   CLI11_PARSE(app, argc, argv);
-  gcmoe::Status const status = gcmoe::bench::run(options);
-  if (!status.ok()) {
-    std::fprintf(stderr, "bench_ep_virtual_ranks: %s\n", status.to_string().c_str());
-    return 1;
-  }
-  return 0;
+  return gcmoe::bench::exit_code("bench_ep_virtual_ranks", gcmoe::bench::run(options));
 }

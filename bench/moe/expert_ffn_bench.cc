@@ -30,7 +30,6 @@
 
 #include <CLI/CLI.hpp>
 #include <algorithm>
-#include <cstdio>
 #include <cstring>
 #include <fstream>
 #include <iterator>
@@ -38,6 +37,7 @@
 #include <string>
 #include <vector>
 
+#include "bench/common/bench_exit.h"
 #include "bench/common/column_bench_flags.h"
 #include "bench/common/column_rounds.h"
 #include "bench/common/device_fill.h"
@@ -341,10 +341,5 @@ int main(int argc, char** argv) {
                  "rows-per-expert hint for every batch (0: each batch's largest rows per expert)")
       ->check(CLI::Range(0, gcmoe::kernels::kExpertGemmMaxRowsHint));
   CLI11_PARSE(app, argc, argv);
-  gcmoe::Status const status = gcmoe::bench::run(options);
-  if (!status.ok()) {
-    std::fprintf(stderr, "bench_expert_ffn: %s\n", status.to_string().c_str());
-    return 1;
-  }
-  return 0;
+  return gcmoe::bench::exit_code("bench_expert_ffn", gcmoe::bench::run(options));
 }

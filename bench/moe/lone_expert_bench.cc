@@ -20,6 +20,7 @@
 #include <string>
 #include <vector>
 
+#include "bench/common/bench_exit.h"
 #include "bench/common/column_bench_flags.h"
 #include "bench/common/column_rounds.h"
 #include "bench/common/device_fill.h"
@@ -221,10 +222,5 @@ int main(int argc, char** argv) {
                                        options.commit);
   gcmoe::bench::add_sweep_tokens_flag(app, options.only_tokens, gcmoe::bench::kTokenSweep);
   CLI11_PARSE(app, argc, argv);
-  gcmoe::Status const status = gcmoe::bench::run(options);
-  if (!status.ok()) {
-    std::fprintf(stderr, "bench_lone_expert: %s\n", status.to_string().c_str());
-    return 1;
-  }
-  return 0;
+  return gcmoe::bench::exit_code("bench_lone_expert", gcmoe::bench::run(options));
 }

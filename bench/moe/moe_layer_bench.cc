@@ -39,6 +39,7 @@
 #include <utility>
 #include <vector>
 
+#include "bench/common/bench_exit.h"
 #include "bench/common/gpu_clock_sampler.h"
 #include "bench/common/gpu_timing.h"
 #include "bench/common/moe_layer_weights.h"
@@ -203,10 +204,5 @@ int main(int argc, char** argv) {
                  "back-to-back rounds, planned vs sequential in alternating order (odd)")
       ->check(CLI::Range(1, 99));
   CLI11_PARSE(app, argc, argv);
-  gcmoe::Status const status = gcmoe::bench::run(options);
-  if (!status.ok()) {
-    std::fprintf(stderr, "bench_moe_layer: %s\n", status.to_string().c_str());
-    return 1;
-  }
-  return 0;
+  return gcmoe::bench::exit_code("bench_moe_layer", gcmoe::bench::run(options));
 }

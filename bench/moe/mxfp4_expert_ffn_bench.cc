@@ -33,13 +33,13 @@
 
 #include <CLI/CLI.hpp>
 #include <algorithm>
-#include <cstdio>
 #include <cstring>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
+#include "bench/common/bench_exit.h"
 #include "bench/common/column_bench_flags.h"
 #include "bench/common/column_rounds.h"
 #include "bench/common/gpu_clock_sampler.h"
@@ -257,10 +257,5 @@ int main(int argc, char** argv) {
                  "MiB held before the weights and batches (moves every later buffer)")
       ->check(CLI::Range(0, 65536));
   CLI11_PARSE(app, argc, argv);
-  gcmoe::Status const status = gcmoe::bench::run(options);
-  if (!status.ok()) {
-    std::fprintf(stderr, "bench_mxfp4_expert_ffn: %s\n", status.to_string().c_str());
-    return 1;
-  }
-  return 0;
+  return gcmoe::bench::exit_code("bench_mxfp4_expert_ffn", gcmoe::bench::run(options));
 }

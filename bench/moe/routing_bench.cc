@@ -19,6 +19,7 @@
 #include <string>
 #include <vector>
 
+#include "bench/common/bench_exit.h"
 #include "bench/common/floor_kernels.h"
 #include "bench/common/gpu_timing.h"
 #include "engine/backends/cuda/device_buffer.h"
@@ -209,10 +210,5 @@ int main(int argc, char** argv) {
   app.add_option("--reps", reps, "timed repetitions per point")->check(CLI::Range(1, 10000));
   app.add_option("--commit", commit, "commit the binary was built from");
   CLI11_PARSE(app, argc, argv);
-  gcmoe::Status const status = gcmoe::bench::run(out, reps, commit);
-  if (!status.ok()) {
-    fmt::print(stderr, "bench_routing: {}\n", status.to_string());
-    return 1;
-  }
-  return 0;
+  return gcmoe::bench::exit_code("bench_routing", gcmoe::bench::run(out, reps, commit));
 }
