@@ -45,7 +45,9 @@
 // or 32 columns; the fold is 2 N FFMA per thread and chunk), and one 32-row pass per tile group
 // for hints 25-72: one rank of eight T=128 1.23x, T=256 1.12x (bench/NOTES.md v5.8). Version 5.9:
 // the L1 epilogue shared with the FP8 kernels computes each column's scale once (FP8 v2.12):
-// T=128 1.04x, T=256 1.03x.
+// T=128 1.04x, T=256 1.03x. Version 5.10: without early release a stage's weight and x parts
+// share one full and one empty barrier (one wait and one arrive less per warp and chunk):
+// 1.01-1.03x at most points (bench/NOTES.md v5.10).
 
 #include <cuda_runtime.h>
 

@@ -66,12 +66,16 @@ __global__ void __launch_bounds__((kWgs * 4 + kFeedWarps) * 32, kMinBlocks)
   constexpr int kScalesOffset = kCodesOffset + kWgs * kMxCodeImageBytes;
   extern __shared__ unsigned char smem_raw[];
   // [full weights | full x | empty weights | empty x][kStages]: one array, so the consumers reach
-  // all four from one address register.
+  // all four from one address register. Without early release both parts of a stage are released
+  // together, so one full and one empty barrier per stage serve both feed warps (kSplit false:
+  // the x part's barriers are the weight part's, and the consumers wait and arrive once a chunk).
+  constexpr bool kSplit = kEarlyRelease;
+  constexpr int kXBarrier = kSplit ? kStages : 0;  // offset of full x from full weights (stages)
   __shared__ __align__(8) std::uint64_t barriers[4 * kStages];
   std::uint64_t* const full_w = barriers;
-  std::uint64_t* const full_x = barriers + kStages;
+  std::uint64_t* const full_x = barriers + kXBarrier;
   std::uint64_t* const empty_w = barriers + 2 * kStages;
-  std::uint64_t* const empty_x = barriers + 3 * kStages;
+  std::uint64_t* const empty_x = barriers + 2 * kStages + kXBarrier;
   __shared__ unsigned amax[kN];
 
   ExpertSlot slot;
@@ -92,11 +96,18 @@ __global__ void __launch_bounds__((kWgs * 4 + kFeedWarps) * 32, kMinBlocks)
   float* const x_scale_stages = reinterpret_cast<float*>(stages + kStages * kStageBytes);
   if (threadIdx.x == 0) {
     for (int s = 0; s < kStages; ++s) {
-      ptx::mbarrier_init(ptx::smem_address(&full_w[s]), 1);  // expect_tx (bulk copies)
-      // 32 cp.async lanes (scales; x rows too without the tensor map) + the x rows' expect_tx.
-      ptx::mbarrier_init(ptx::smem_address(&full_x[s]), kTmaX ? 33 : 32);
+      // The weights' expect_tx (bulk copies); 32 cp.async lanes (scales; x rows too without the
+      // tensor map) + the x rows' expect_tx.
+      constexpr unsigned kWeightArrivals = 1;
+      constexpr unsigned kXArrivals = kTmaX ? 33 : 32;
+      if constexpr (kSplit) {
+        ptx::mbarrier_init(ptx::smem_address(&full_w[s]), kWeightArrivals);
+        ptx::mbarrier_init(ptx::smem_address(&full_x[s]), kXArrivals);
+        ptx::mbarrier_init(ptx::smem_address(&empty_x[s]), kWgs * 4);
+      } else {
+        ptx::mbarrier_init(ptx::smem_address(&full_w[s]), kWeightArrivals + kXArrivals);
+      }
       ptx::mbarrier_init(ptx::smem_address(&empty_w[s]), kWgs * 4);  // one per consumer warp
-      ptx::mbarrier_init(ptx::smem_address(&empty_x[s]), kWgs * 4);
     }
     ptx::fence_barrier_init();
   }
@@ -184,7 +195,8 @@ __global__ void __launch_bounds__((kWgs * 4 + kFeedWarps) * 32, kMinBlocks)
   std::uint32_t const my_codes = smem_base + kCodesOffset + wg * kMxCodeImageBytes + wg_thread * 16;
   std::uint32_t const my_scales =
       smem_base + kScalesOffset + wg * kScaleImageBytes + (wslice * 8 + g) * 8;
-  // full_w[s] at bars + 8s, full_x[s] + 8 kStages, empty_w + 16 kStages, empty_x + 24 kStages.
+  // full_w[s] at bars + 8s, full_x[s] + 8 kXBarrier, empty_w + 16 kStages, empty_x + 8 (2 kStages
+  // + kXBarrier).
   std::uint32_t const bars = ptx::smem_address(&barriers[0]);
   // The x rows' descriptor; a k-step of 32 bytes adds 2 to its address field and a stage
   // kStageBytes / 16 (address >> 4, shared addresses stay below 2^18). Built from 32-bit halves:
@@ -207,11 +219,15 @@ __global__ void __launch_bounds__((kWgs * 4 + kFeedWarps) * 32, kMinBlocks)
       for (int c = 0; c < chunks; ++c) {
         int const s = cursor.s;
         ptx::mbarrier_wait(bars + 8 * s, cursor.phase);
-        ptx::mbarrier_wait(bars + 8 * (s + kStages), cursor.phase);
+        if constexpr (kSplit) {
+          ptx::mbarrier_wait(bars + 8 * (s + kStages), cursor.phase);
+        }
         __syncwarp();
         if (lane == 0) {
           ptx::mbarrier_arrive(bars + 8 * (s + 2 * kStages));
-          ptx::mbarrier_arrive(bars + 8 * (s + 3 * kStages));
+          if constexpr (kSplit) {
+            ptx::mbarrier_arrive(bars + 8 * (s + 3 * kStages));
+          }
         }
         advance<kStages>(cursor);
       }
@@ -240,7 +256,9 @@ __global__ void __launch_bounds__((kWgs * 4 + kFeedWarps) * 32, kMinBlocks)
             ptx::mbarrier_arrive(bars + 8 * (s + 2 * kStages));
           }
         }
-        ptx::mbarrier_wait(bars + 8 * (s + kStages), cursor.phase);
+        if constexpr (kSplit) {
+          ptx::mbarrier_wait(bars + 8 * (s + kStages), cursor.phase);
+        }
         if constexpr (!kTmaX) {
           // The x rows (cp.async, generic proxy) are read by the WGMMA (async proxy). By TMA they
           // are written in the async proxy already, and the fence (MEMBAR.ALL.CTA and 5 more
@@ -283,10 +301,9 @@ __global__ void __launch_bounds__((kWgs * 4 + kFeedWarps) * 32, kMinBlocks)
         add_token_scaled<kW>(acc, chunk_sum, ptx::smem_address(x_scale_stages + s * kN + 2 * t));
         __syncwarp();
         if (lane == 0) {
-          if constexpr (!kEarlyRelease) {
-            ptx::mbarrier_arrive(bars + 8 * (s + 2 * kStages));
-          }
-          ptx::mbarrier_arrive(bars + 8 * (s + 3 * kStages));
+          // Early release handed the weight part back above: only the x part is left. Otherwise
+          // the stage's one empty barrier.
+          ptx::mbarrier_arrive(bars + 8 * (s + (kSplit ? 3 : 2) * kStages));
         }
         advance<kStages>(cursor);
       }
