@@ -220,13 +220,13 @@ __global__ void __launch_bounds__((kWgs * 4 + kFeedWarps) * 32, kMinBlocks)
         int const s = cursor.s;
         ptx::mbarrier_wait(bars + 8 * s, cursor.phase);
         if constexpr (kSplit) {
-          ptx::mbarrier_wait(bars + 8 * (s + kStages), cursor.phase);
+          ptx::mbarrier_wait(bars + 8 * (s + kXBarrier), cursor.phase);
         }
         __syncwarp();
         if (lane == 0) {
           ptx::mbarrier_arrive(bars + 8 * (s + 2 * kStages));
           if constexpr (kSplit) {
-            ptx::mbarrier_arrive(bars + 8 * (s + 3 * kStages));
+            ptx::mbarrier_arrive(bars + 8 * (s + 2 * kStages + kXBarrier));
           }
         }
         advance<kStages>(cursor);
@@ -257,7 +257,7 @@ __global__ void __launch_bounds__((kWgs * 4 + kFeedWarps) * 32, kMinBlocks)
           }
         }
         if constexpr (kSplit) {
-          ptx::mbarrier_wait(bars + 8 * (s + kStages), cursor.phase);
+          ptx::mbarrier_wait(bars + 8 * (s + kXBarrier), cursor.phase);
         }
         if constexpr (!kTmaX) {
           // The x rows (cp.async, generic proxy) are read by the WGMMA (async proxy). By TMA they
@@ -301,9 +301,9 @@ __global__ void __launch_bounds__((kWgs * 4 + kFeedWarps) * 32, kMinBlocks)
         add_token_scaled<kW>(acc, chunk_sum, ptx::smem_address(x_scale_stages + s * kN + 2 * t));
         __syncwarp();
         if (lane == 0) {
-          // Early release handed the weight part back above: only the x part is left. Otherwise
-          // the stage's one empty barrier.
-          ptx::mbarrier_arrive(bars + 8 * (s + (kSplit ? 3 : 2) * kStages));
+          // The x part's empty barrier: early release handed the weight part back above;
+          // otherwise it is the stage's one empty barrier.
+          ptx::mbarrier_arrive(bars + 8 * (s + 2 * kStages + kXBarrier));
         }
         advance<kStages>(cursor);
       }
