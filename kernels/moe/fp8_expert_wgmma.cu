@@ -71,16 +71,19 @@ struct WideKnobs {
   static constexpr int kStep = kSingle ? 8 : 16;
 };
 
-// kTmaX (the kernel with feed warps, 8-32 rows): x rows by TMA where the launch gives x_rows
-// (bench/NOTES.md "FP8 expert FFN" v2.11); the wide kernel copies x by cp.async.
+// kTmaX: x rows by TMA where the launch gives x_rows (bench/NOTES.md "FP8 expert FFN" v2.11 for
+// the kernel with feed warps, v2.20 for the wide kernel's 96-row passes: 1.02-1.04x at one rank of
+// eight T=256; the 64-row passes read 0-3% slower with it, and the 128-row passes with the map
+// spill 108-136 bytes at their 128-register cap, so both keep cp.async).
+template <int kN>
+inline constexpr bool kWideTmaX = kN == 96;
 template <ExpertGemmStage kStage, int kN, bool kTmaX = false>
 constexpr auto kernel_for() {
   using C = Config<kStage, kN>;
   using K = WideKnobs<kN>;
   if constexpr (kWideKernel<kN>) {
-    static_assert(!kTmaX);
     return fp8_expert_wgmma_wide_kernel<kStage, C::kWgs, kN, C::kStages, C::kMinBlocks,
-                                        kWideLag<kStage>, K::kStep, K::kSingle>;
+                                        kWideLag<kStage>, K::kStep, K::kSingle, kTmaX>;
   } else {
     return fp8_expert_wgmma_kernel<kStage, C::kWgs, kN, C::kStages, C::kMinBlocks, kFp8FeedWarps,
                                    kTmaX>;
@@ -116,7 +119,7 @@ cudaError_t raise_smem_limit() {
       static_cast<int>(kSpreads ? kMaxExpertGemmDynamicSmem : smem_bytes<kStage, kN>());
   cudaError_t const e = cudaFuncSetAttribute(kernel_for<kStage, kN>(),
                                              cudaFuncAttributeMaxDynamicSharedMemorySize, bytes);
-  if constexpr (!kWideKernel<kN>) {
+  if constexpr (!kWideKernel<kN> || kWideTmaX<kN>) {
     if (e == cudaSuccess) {
       return cudaFuncSetAttribute(kernel_for<kStage, kN, true>(),
                                   cudaFuncAttributeMaxDynamicSharedMemorySize, bytes);
@@ -180,8 +183,19 @@ Status launch(Fp8ExpertGemmArgs const& args, int passes, int forced_k_splits, cu
                                   Config<kStage, kN>::kMinBlocks, spread_sms_of(args))
           : smem_bytes<kStage, kN>();
   if constexpr (kWideKernel<kN>) {
-    GCMOE_CHECK_CUDA(hopper::launch_with_pdl(kernel_for<kStage, kN>(), grid, dim3(kWgs * 128), smem,
-                                             stream, args.overlap_previous, args, passes));
+    dim3 const block(kWgs * 128);
+    if constexpr (kWideTmaX<kN>) {
+      if (args.x_rows > 0) {
+        GCMOE_ASSIGN_OR_RETURN(auto const x_map, (expert_x_map<kN, true>(args)));
+        GCMOE_CHECK_CUDA(hopper::launch_with_pdl(kernel_for<kStage, kN, true>(), grid, block, smem,
+                                                 stream, args.overlap_previous, args, passes,
+                                                 x_map));
+        return Status();
+      }
+    }
+    GCMOE_CHECK_CUDA(hopper::launch_with_pdl(kernel_for<kStage, kN, false>(), grid, block, smem,
+                                             stream, args.overlap_previous, args, passes,
+                                             NoXMap{}));
   } else {
     dim3 const block((kWgs * 4 + kFp8FeedWarps) * 32);
     auto const cluster = static_cast<unsigned>(k_splits);
@@ -234,7 +248,7 @@ Status launch_for_rows(Fp8ExpertGemmArgs const& args, cudaStream_t stream,
 template <ExpertGemmStage kStage, int kN>
 StatusOr<int> pdl_ctas_per_sm(int ctas, int sms) {
   using C = Config<kStage, kN>;
-  return ctas_per_sm(kernel_for<kStage, kN, !kWideKernel<kN>>(),
+  return ctas_per_sm(kernel_for<kStage, kN, !kWideKernel<kN> || kWideTmaX<kN>>(),
                      kWideKernel<kN> ? C::kWgs * 128 : (C::kWgs * 4 + kFp8FeedWarps) * 32,
                      pdl_spread_smem_bytes(smem_bytes<kStage, kN>(), ctas, C::kMinBlocks, sms));
 }

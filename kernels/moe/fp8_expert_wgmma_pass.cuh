@@ -181,18 +181,19 @@ __device__ __forceinline__ void consume_pass(float (&acc)[kN / 2], int& it, Pass
 
 // The single-WGMMA chunk loop for a pass whose columns round up to `width` (a multiple of kStep):
 // instantiations kW = kStep, 2·kStep, ... kN, the first one wide enough taken.
-template <bool kOneRowScale, int kN, int kW, int kStep, int kWgs, int kStages, typename BeforeChunk>
+template <bool kOneRowScale, int kN, int kW, int kStep, int kWgs, int kStages, bool kFenceX,
+          typename BeforeChunk>
 __device__ __forceinline__ void consume_pass_width(float (&acc)[kN / 2], int& it, int width,
                                                    PassView const& v,
                                                    BeforeChunk const& before_chunk) {
   if constexpr (kW >= kN) {
-    consume_pass<kOneRowScale, kN, kN, 0, kWgs, kStages>(acc, it, v, before_chunk);
+    consume_pass<kOneRowScale, kN, kN, 0, kWgs, kStages, kFenceX>(acc, it, v, before_chunk);
   } else {
     if (width <= kW) {
-      consume_pass<kOneRowScale, kN, kW, 0, kWgs, kStages>(acc, it, v, before_chunk);
+      consume_pass<kOneRowScale, kN, kW, 0, kWgs, kStages, kFenceX>(acc, it, v, before_chunk);
     } else {
-      consume_pass_width<kOneRowScale, kN, kW + kStep, kStep, kWgs, kStages>(acc, it, width, v,
-                                                                             before_chunk);
+      consume_pass_width<kOneRowScale, kN, kW + kStep, kStep, kWgs, kStages, kFenceX>(
+          acc, it, width, v, before_chunk);
     }
   }
 }
@@ -203,42 +204,40 @@ __device__ __forceinline__ void consume_pass_width(float (&acc)[kN / 2], int& it
 // is one m64nWk32 over all the pass's columns (v2.7: the weight fragment is read from shared
 // memory once per k-step); otherwise two 64-row halves (v2.6). The branch is taken once per pass,
 // around the whole loop (a WGMMA behind a per-chunk branch would be serialized by ptxas, C7520).
-// kFenceX as consume_pass's (up to 32 rows; the wider kernel copies x by cp.async); kOneRowScale
-// as fold_half's (true for L2).
+// kFenceX as consume_pass's; kOneRowScale as fold_half's (true for L2).
 template <bool kOneRowScale, int kN, int kWgs, int kStages, int kStep = kWidthStep,
           bool kSingle = false, bool kFenceX = true, typename BeforeChunk>
 __device__ __forceinline__ void consume_pass_trimmed(float (&acc)[kN / 2], int& it, int rows,
                                                      PassView const& v,
                                                      BeforeChunk const& before_chunk) {
   static_assert(kStep == 8 || kStep == 16);
-  static_assert(kFenceX || kN <= 32);
   if constexpr (kN <= 32) {
     consume_pass<kOneRowScale, kN, kN, 0, kWgs, kStages, kFenceX>(acc, it, v, before_chunk);
   } else if constexpr (kN == kHalfRows || (kSingle && kN <= 96)) {
     int const width = (rows + kStep - 1) / kStep * kStep;  // kStep..kN
-    consume_pass_width<kOneRowScale, kN, kStep, kStep, kWgs, kStages>(acc, it, width, v,
-                                                                      before_chunk);
+    consume_pass_width<kOneRowScale, kN, kStep, kStep, kWgs, kStages, kFenceX>(acc, it, width, v,
+                                                                               before_chunk);
   } else {
     static_assert(kN == 96 || kN == 2 * kHalfRows);
     static_assert(kStep == kWidthStep, "the halves are trimmed in steps of 16");
     int const steps = (rows + kWidthStep - 1) / kWidthStep;  // 1..kN / 16
     if (steps <= 1) {
-      consume_pass<kOneRowScale, kN, 16, 0, kWgs, kStages>(acc, it, v, before_chunk);
+      consume_pass<kOneRowScale, kN, 16, 0, kWgs, kStages, kFenceX>(acc, it, v, before_chunk);
     } else if (steps == 2) {
-      consume_pass<kOneRowScale, kN, 32, 0, kWgs, kStages>(acc, it, v, before_chunk);
+      consume_pass<kOneRowScale, kN, 32, 0, kWgs, kStages, kFenceX>(acc, it, v, before_chunk);
     } else if (steps == 3) {
-      consume_pass<kOneRowScale, kN, 48, 0, kWgs, kStages>(acc, it, v, before_chunk);
+      consume_pass<kOneRowScale, kN, 48, 0, kWgs, kStages, kFenceX>(acc, it, v, before_chunk);
     } else if (steps == 4) {
-      consume_pass<kOneRowScale, kN, 64, 0, kWgs, kStages>(acc, it, v, before_chunk);
+      consume_pass<kOneRowScale, kN, 64, 0, kWgs, kStages, kFenceX>(acc, it, v, before_chunk);
     } else if (steps == 5) {
-      consume_pass<kOneRowScale, kN, 64, 16, kWgs, kStages>(acc, it, v, before_chunk);
+      consume_pass<kOneRowScale, kN, 64, 16, kWgs, kStages, kFenceX>(acc, it, v, before_chunk);
     } else if (kN == 96 || steps == 6) {
-      consume_pass<kOneRowScale, kN, 64, 32, kWgs, kStages>(acc, it, v, before_chunk);
+      consume_pass<kOneRowScale, kN, 64, 32, kWgs, kStages, kFenceX>(acc, it, v, before_chunk);
     } else if constexpr (kN > 96) {
       if (steps == 7) {
-        consume_pass<kOneRowScale, kN, 64, 48, kWgs, kStages>(acc, it, v, before_chunk);
+        consume_pass<kOneRowScale, kN, 64, 48, kWgs, kStages, kFenceX>(acc, it, v, before_chunk);
       } else {
-        consume_pass<kOneRowScale, kN, 64, 64, kWgs, kStages>(acc, it, v, before_chunk);
+        consume_pass<kOneRowScale, kN, 64, 64, kWgs, kStages, kFenceX>(acc, it, v, before_chunk);
       }
     }
   }

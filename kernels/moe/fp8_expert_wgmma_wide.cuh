@@ -17,9 +17,15 @@
 //
 // v2.7: kStep, the WGMMA width step of the trimmed passes (8 or 16); kSingle, one WGMMA per
 // k-step over all of a 96-row pass's columns instead of two 64-row halves.
+// v2.20: kTmaX (96-row passes), thread 0 loads a stage's x rows with one TMA tensor copy (x_map,
+// kN rows; rows past the expert's are other experts' and their columns are never written, rows
+// past the buffer zero-filled by the map's bound), announced by mbarrier.expect_tx, and the
+// consumers drop the proxy fence that x by cp.async needs (as the kernel with feed warps since
+// v2.11).
 
 #include "kernels/hopper/ptx.cuh"
 #include "kernels/moe/expert_rows_ready.cuh"
+#include "kernels/moe/expert_x_map.h"
 #include "kernels/moe/fp8_expert_gemm.h"
 #include "kernels/moe/fp8_expert_wgmma_layout.h"
 #include "kernels/moe/fp8_expert_wgmma_pass.cuh"
@@ -28,9 +34,10 @@
 namespace gcmoe::kernels::fp8_wgmma {
 
 template <ExpertGemmStage kStage, int kWgs, int kN, int kStages, int kMinBlocks, int kLag,
-          int kStep, bool kSingle>
+          int kStep, bool kSingle, bool kTmaX>
 __global__ void __launch_bounds__(kWgs * 128, kMinBlocks)
-    fp8_expert_wgmma_wide_kernel(Fp8ExpertGemmArgs args, int passes) {
+    fp8_expert_wgmma_wide_kernel(Fp8ExpertGemmArgs args, int passes,
+                                 __grid_constant__ XMap<kTmaX> const x_map) {
   static_assert(kN == kHalfRows || kN == 96 || kN == 2 * kHalfRows);
   static_assert(kLag >= 1 && kLag < kStages);
   static_assert(kStage != ExpertGemmStage::kGateUp || kWgs * 32 == kChunkK,
@@ -142,8 +149,16 @@ __global__ void __launch_bounds__(kWgs * 128, kMinBlocks)
       }
       std::uint32_t const x_stage = stage + kWgs * kWgmmaChunkBytes;
       std::int64_t const k_offset = static_cast<std::int64_t>(c) * kChunkK;
+      if constexpr (kTmaX) {
+        if (tid == 0) {
+          // One box of the pass's kN rows. Announced before thread 0's own arrival below, so the
+          // phase cannot complete without these bytes.
+          ptx::mbarrier_expect_tx(full_bar, kN * kChunkK);
+          ptx::tma_load_2d(x_stage, &x_map, c * kChunkK, pass, full_bar);
+        }
+      }
 #pragma unroll
-      for (int i = 0; i < kUnitsPerThread; ++i) {
+      for (int i = 0; i < (kTmaX ? 0 : kUnitsPerThread); ++i) {
         int const r = r0 + kRowStep * i;
         if (r < width) {
           // Absent rows inside the width are zero-filled (src not read; any valid address: x, a
@@ -217,8 +232,8 @@ __global__ void __launch_bounds__(kWgs * 128, kMinBlocks)
     for (int i = 0; i < kN / 2; ++i) {
       acc[i] = 0.0f;
     }
-    consume_pass_trimmed<kStage == ExpertGemmStage::kDown, kN, kWgs, kStages, kStep, kSingle>(
-        acc, it, rows, view, refill);
+    consume_pass_trimmed<kStage == ExpertGemmStage::kDown, kN, kWgs, kStages, kStep, kSingle,
+                         !kTmaX>(acc, it, rows, view, refill);
     finish_pass<kStage, kN, kThreads>(acc, args, pass, rows, tile0 + wg, group, amax);
   }
 }
