@@ -248,7 +248,8 @@ Status launch_for_rows(Fp8ExpertGemmArgs const& args, cudaStream_t stream,
 template <ExpertGemmStage kStage, int kN>
 StatusOr<int> pdl_ctas_per_sm(int ctas, int sms) {
   using C = Config<kStage, kN>;
-  return ctas_per_sm(kernel_for<kStage, kN, !kWideKernel<kN> || kWideTmaX<kN>>(),
+  constexpr bool kTmaX = !kWideKernel<kN> || kWideTmaX<kN>;  // what a launch with x_rows runs
+  return ctas_per_sm(kernel_for<kStage, kN, kTmaX>(),
                      kWideKernel<kN> ? C::kWgs * 128 : (C::kWgs * 4 + kFp8FeedWarps) * 32,
                      pdl_spread_smem_bytes(smem_bytes<kStage, kN>(), ctas, C::kMinBlocks, sms));
 }
