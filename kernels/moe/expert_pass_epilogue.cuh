@@ -20,12 +20,15 @@ inline constexpr int kConsumerBarrier = 1;  // named barrier of the consumer war
 
 // A pass's outputs from its sums: L2 writes bf16 y rows; L1 applies SwiGLU (and the routing
 // weight), takes each row's amax over the CTA's 128 outputs and writes FP8 h with its scale.
+// tid: the thread's index in the CTA (threadIdx.x). The MXFP4 kernel with feed warps passes a
+// volatile %tid.x read: from threadIdx.x, ptxas hoisted the thread's output row out of the pass
+// loop and its 32-row L1 held it across the chunk loop as a spill (4 bytes).
 template <ExpertGemmStage kStage, int kN, int kConsumerThreads>
 __device__ __forceinline__ void finish_pass(float (&acc)[kN / 2], Fp8ExpertGemmArgs const& args,
                                             int pass, int rows, std::int64_t tile, int group,
-                                            unsigned (&amax)[kN]) {
-  int const lane = static_cast<int>(threadIdx.x) % 32;
-  int const wslice = static_cast<int>(threadIdx.x) / 32 % 4;
+                                            unsigned (&amax)[kN], int tid) {
+  int const lane = tid % 32;
+  int const wslice = tid / 32 % 4;
   int const g = lane / 4;
   int const t = lane % 4;
   if constexpr (kStage == ExpertGemmStage::kDown) {

@@ -178,7 +178,8 @@ __global__ void __launch_bounds__((kWgs * 4 + kFeedWarps) * 32, kMinBlocks)
       return;  // a CTA of a split runs one pass; CTA 0 finishes it
     }
 
-    finish_pass<kStage, kN, kConsumerThreads>(acc, args, pass, rows, tile, group, amax);
+    finish_pass<kStage, kN, kConsumerThreads>(acc, args, pass, rows, tile, group, amax,
+                                              static_cast<int>(threadIdx.x));
   }
 }
 

@@ -234,7 +234,8 @@ __global__ void __launch_bounds__(kWgs * 128, kMinBlocks)
     }
     consume_pass_trimmed<kStage == ExpertGemmStage::kDown, kN, kWgs, kStages, kStep, kSingle,
                          !kTmaX>(acc, it, rows, view, refill);
-    finish_pass<kStage, kN, kThreads>(acc, args, pass, rows, tile0 + wg, group, amax);
+    finish_pass<kStage, kN, kThreads>(acc, args, pass, rows, tile0 + wg, group, amax,
+                                      static_cast<int>(threadIdx.x));
   }
 }
 

@@ -240,9 +240,15 @@ __global__ void __launch_bounds__((kWgs * 4 + kFeedWarps) * 32, kMinBlocks)
     // x rows past the width are copied but never read; acc past kW / 2 stays zero.
     auto const chunk_loop = [&](auto width) {
       constexpr int kW = decltype(width)::value;
+      // Whether this chunk's stage was seen full by the test issued during the previous chunk
+      // (v5.11): the pass's first stage is waited for, each later one tested a chunk ahead, so
+      // the test's latency overlaps the folds; only a stage not yet full is waited for here.
+      bool ready = false;
       for (int c = 0; c < chunks; ++c) {
         int const s = cursor.s;
-        ptx::mbarrier_wait(bars + 8 * s, cursor.phase);
+        if (!ready) {
+          ptx::mbarrier_wait(bars + 8 * s, cursor.phase);
+        }
         int const so = s * kStageBytes;
         std::uint32_t const b_desc = desc0_lo + static_cast<std::uint32_t>(so >> 4);
         uint4 const q0 = load_shared_16(my_codes + so);
@@ -290,6 +296,9 @@ __global__ void __launch_bounds__((kWgs * 4 + kFeedWarps) * 32, kMinBlocks)
           ptx::WgmmaFp8RegA<kW>::run(part[step % 2], a[step], desc_at(b_desc + 2 * step), false);
           ptx::wgmma_commit();
         }
+        StageCursor next = cursor;
+        advance<kStages>(next);
+        ready = ptx::mbarrier_test_wait(bars + 8 * next.s, next.phase);
         ptx::wgmma_wait<1>();
         ptx::fence_accumulators<kW>(part[0]);
         fold_k_step(chunk_sum, part[0], sw, 2);
@@ -305,7 +314,7 @@ __global__ void __launch_bounds__((kWgs * 4 + kFeedWarps) * 32, kMinBlocks)
           // otherwise it is the stage's one empty barrier.
           ptx::mbarrier_arrive(bars + 8 * (s + 2 * kStages + kXBarrier));
         }
-        advance<kStages>(cursor);
+        cursor = next;
       }
     };
     // 17-24 rows: 24 columns in a 32-row pass (a 16-row pass never gets here).
@@ -323,14 +332,16 @@ __global__ void __launch_bounds__((kWgs * 4 + kFeedWarps) * 32, kMinBlocks)
     }
 
     if constexpr (kStage == ExpertGemmStage::kDown) {
-      finish_pass<kStage, kN, kConsumerThreads>(acc, args, pass, rows, tile, 0, amax);
+      finish_pass<kStage, kN, kConsumerThreads>(acc, args, pass, rows, tile, 0, amax,
+                                                static_cast<int>(read_special<1>()));
     } else {
       // The CTA's requantization group and this warpgroup's tile, re-derived from the special
       // registers here: held across the main loop, they were spilled at the register caps (56 for
       // 8 rows per pass, 96 for 32).
       int const cta_group = static_cast<int>(read_special<0>()) / passes;
       int const l1_tile = cta_group * kWgs + static_cast<int>(read_special<1>()) / 128;
-      finish_pass<kStage, kN, kConsumerThreads>(acc, args, pass, rows, l1_tile, cta_group, amax);
+      finish_pass<kStage, kN, kConsumerThreads>(acc, args, pass, rows, l1_tile, cta_group, amax,
+                                                static_cast<int>(read_special<1>()));
     }
   }
 }

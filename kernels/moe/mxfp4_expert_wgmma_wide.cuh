@@ -293,7 +293,8 @@ __global__ void __launch_bounds__(kWgs * 128, kMinBlocks)
     }
     it += chunks;
     if (stream_only == 0) {
-      finish_pass<kStage, kN, kThreads>(acc, args, pass, rows, tile0 + wg, group, amax);
+      finish_pass<kStage, kN, kThreads>(acc, args, pass, rows, tile0 + wg, group, amax,
+                                        static_cast<int>(threadIdx.x));
     }
   }
 }

@@ -85,6 +85,24 @@ TEST_CASE("mxfp4 expert FFN: stages released early or after the MMA match the re
   check(c);
 }
 
+// Odd K chunk counts (H 384 and I 640: 3 and 5 chunks) at 32-row passes: both x paths, both
+// release points, the pass looping (T = 45: a full pass, then 16 columns) and side by side.
+TEST_CASE("mxfp4 expert FFN: odd chunk counts") {
+  Case c;
+  c.hidden = 384;
+  c.inter = 640;
+  c.experts = 3;
+  c.top_k = 3;
+  c.tokens = GENERATE(20, 45);
+  c.tuning.pass_rows = 32;
+  c.tuning.max_passes = GENERATE(0, 1);
+  c.tuning.early_release = GENERATE(true, false);
+  c.tma_x = GENERATE(true, false);
+  c.scales = Scales::kRealistic;
+  c.seed = 61 + static_cast<std::uint64_t>(c.tokens);
+  check(c);
+}
+
 TEST_CASE("mxfp4 expert FFN waits on the token ring's readiness counters") {
   Case c;
   c.hidden = 512;
