@@ -20,9 +20,8 @@ inline constexpr int kConsumerBarrier = 1;  // named barrier of the consumer war
 
 // A pass's outputs from its sums: L2 writes bf16 y rows; L1 applies SwiGLU (and the routing
 // weight), takes each row's amax over the CTA's 128 outputs and writes FP8 h with its scale.
-// tid: the thread's index in the CTA (threadIdx.x). The MXFP4 kernel with feed warps passes a
-// volatile %tid.x read: from threadIdx.x, ptxas hoisted the thread's output row out of the pass
-// loop and its 32-row L1 held it across the chunk loop as a spill (4 bytes).
+// tid: the thread's index in the CTA (threadIdx.x; the MXFP4 kernel with feed warps passes a
+// volatile %tid.x read, mxfp4_expert_wgmma_kernel.cuh says why).
 template <ExpertGemmStage kStage, int kN, int kConsumerThreads>
 __device__ __forceinline__ void finish_pass(float (&acc)[kN / 2], Fp8ExpertGemmArgs const& args,
                                             int pass, int rows, std::int64_t tile, int group,

@@ -331,17 +331,20 @@ __global__ void __launch_bounds__((kWgs * 4 + kFeedWarps) * 32, kMinBlocks)
       chunk_loop(std::integral_constant<int, kThreeQuarters>{});
     }
 
+    // The thread's index by a volatile %tid.x read after the chunk loop, for the epilogue: from
+    // threadIdx.x, ptxas hoisted the output row it derives out of the pass loop and held it across
+    // the chunk loop (the 32-row L1's spill before v5.11).
+    int const tid = static_cast<int>(read_special<1>());
     if constexpr (kStage == ExpertGemmStage::kDown) {
-      finish_pass<kStage, kN, kConsumerThreads>(acc, args, pass, rows, tile, 0, amax,
-                                                static_cast<int>(read_special<1>()));
+      finish_pass<kStage, kN, kConsumerThreads>(acc, args, pass, rows, tile, 0, amax, tid);
     } else {
       // The CTA's requantization group and this warpgroup's tile, re-derived from the special
       // registers here: held across the main loop, they were spilled at the register caps (56 for
       // 8 rows per pass, 96 for 32).
       int const cta_group = static_cast<int>(read_special<0>()) / passes;
-      int const l1_tile = cta_group * kWgs + static_cast<int>(read_special<1>()) / 128;
+      int const l1_tile = cta_group * kWgs + tid / 128;
       finish_pass<kStage, kN, kConsumerThreads>(acc, args, pass, rows, l1_tile, cta_group, amax,
-                                                static_cast<int>(read_special<1>()));
+                                                tid);
     }
   }
 }
