@@ -19,9 +19,10 @@ import sys
 
 FUNCTION = re.compile(r"^\s*Function : (\S+)\s*$")
 # One SASS instruction line: /*0a20*/  [@P0] OPCODE.MODIFIERS operands ;
-INSTRUCTION = re.compile(r"^\s*/\*([0-9a-f]{4,})\*/\s+(?:@!?U?P[T0-9]+\s+)?([A-Z][A-Z0-9_]*)")
+INSTRUCTION = re.compile(r"^\s*/\*[0-9a-f]{4,}\*/\s+(?:@!?U?P[T0-9]+\s+)?([A-Z][A-Z0-9_]*)")
 MMA_OPCODES = ("QGMMA", "HGMMA")
-LOCAL_OPCODES = ("LDL", "STL")
+LOCAL_LOAD = "LDL"
+LOCAL_STORE = "STL"
 
 
 def parse_sass(text):
@@ -39,13 +40,13 @@ def parse_sass(text):
         instruction = INSTRUCTION.match(line)
         if current is None or not instruction:
             continue
-        opcode = instruction.group(2)
+        opcode = instruction.group(1)
         current["instructions"] += 1
         if opcode in MMA_OPCODES:
             current["mma"] += 1
-        elif opcode == LOCAL_OPCODES[0]:
+        elif opcode == LOCAL_LOAD:
             current["local_loads"] += 1
-        elif opcode == LOCAL_OPCODES[1]:
+        elif opcode == LOCAL_STORE:
             current["local_stores"] += 1
     return kernels
 
