@@ -46,6 +46,7 @@
 #include "bench/common/gpu_timing.h"
 #include "engine/backends/cuda/device_buffer.h"
 #include "engine/common/cuda_check.h"
+#include "kernels/moe/expert_rows_handshake.h"
 #include "kernels/moe/fp8_expert_gemm.h"
 #include "kernels/moe/fp8_expert_layout.h"
 #include "kernels/moe/fp8_expert_wgmma.h"
@@ -77,7 +78,7 @@ struct Options {
   int rounds = 3;             // each column timed once per round (column_rounds.h)
 };
 
-enum class Kernel { kMmaSync, kWgmma, kWgmmaPdl, kWgmmaPdlPacked };
+enum class Kernel { kMmaSync, kWgmma, kWgmmaPdl, kWgmmaPdlPacked, kWgmmaPdlRows };
 
 char const* kernel_name(Kernel kernel) {
   switch (kernel) {
@@ -89,6 +90,8 @@ char const* kernel_name(Kernel kernel) {
       return "wgmma_pdl";
     case Kernel::kWgmmaPdlPacked:
       return "wgmma_pdl_packed";
+    case Kernel::kWgmmaPdlRows:
+      return "wgmma_pdl_rows";
   }
   return "?";
 }
@@ -150,8 +153,9 @@ StatusOr<Batch> make_batch(int global_tokens, int local, std::uint64_t seed, cud
                            seed, stream);
 }
 
+// rows: the L1 -> L2 handshake by rows of the wgmma_pdl_rows column (ignored by the others).
 Status launch_ffn(Kernel kernel, Weights const& w, Batch const& b, int rows_hint,
-                  cudaStream_t stream) {
+                  kernels::ExpertRowsHandshake const& rows, cudaStream_t stream) {
   auto const launch = [&](Fp8ExpertGemmArgs const& args) {
     return kernel == Kernel::kMmaSync ? kernels::launch_fp8_expert_gemm(args, stream)
                                       : kernels::launch_fp8_expert_wgmma(args, stream);
@@ -176,9 +180,9 @@ Status launch_ffn(Kernel kernel, Weights const& w, Batch const& b, int rows_hint
   a.rows_per_expert_hint = rows_hint;
   a.h = b.h.data();
   a.h_scales = b.h_scales.data();
-  bool const pdl = kernel == Kernel::kWgmmaPdl || kernel == Kernel::kWgmmaPdlPacked;
+  bool const by_rows = kernel == Kernel::kWgmmaPdlRows;
+  bool const pdl = kernel == Kernel::kWgmmaPdl || kernel == Kernel::kWgmmaPdlPacked || by_rows;
   a.allow_overlap_next = pdl;
-  GCMOE_RETURN_IF_ERROR(launch(a));
   Fp8ExpertGemmArgs d = a;
   d.stage = kernels::ExpertGemmStage::kDown;
   d.weights = w.l2.data();
@@ -193,7 +197,12 @@ Status launch_ffn(Kernel kernel, Weights const& w, Batch const& b, int rows_hint
   d.allow_overlap_next = false;
   d.overlap_previous = pdl;
   d.spread_sms = kernel == Kernel::kWgmmaPdlPacked ? -1 : 0;
-  return launch(d);
+  if (by_rows) {
+    GCMOE_RETURN_IF_ERROR(rows.apply(a, d, b.rows));
+  }
+  GCMOE_RETURN_IF_ERROR(launch(a));
+  GCMOE_RETURN_IF_ERROR(launch(d));
+  return by_rows ? rows.finish(stream) : Status();
 }
 
 Status run(Options const& options) {
@@ -204,6 +213,9 @@ Status run(Options const& options) {
   GCMOE_ASSIGN_OR_RETURN(MemoryCeilings const ceilings, measure_memory_ceilings(stream));
   double const copy_gbps = ceilings.best();
   GCMOE_ASSIGN_OR_RETURN(Weights const weights, make_weights(kExperts, stream));
+  // The wgmma_pdl_rows column's handshake, for every batch's rows (at most T·top-k per rank).
+  GCMOE_ASSIGN_OR_RETURN(kernels::ExpertRowsHandshake const rows_handshake,
+                         kernels::ExpertRowsHandshake::create(1 << 14, stream));
   fmt::print("ceilings: {}; {:.2f} MB per expert (FP8 + scales)\n", ceilings_summary(ceilings),
              weights.bytes_per_expert(Kernel::kMmaSync) / 1e6);
 
@@ -240,19 +252,20 @@ Status run(Options const& options) {
       // The columns in rounds, the order reversed every other round (bench/common/column_rounds.h:
       // the power cap lowers the clock within a point).
       Kernel const columns[] = {Kernel::kMmaSync, Kernel::kWgmma, Kernel::kWgmmaPdl,
-                                Kernel::kWgmmaPdlPacked};
+                                Kernel::kWgmmaPdlPacked, Kernel::kWgmmaPdlRows};
       GCMOE_ASSIGN_OR_RETURN(
           std::vector<ColumnRounds> const timed,
           time_in_rounds(std::ssize(columns), options.rounds, [&](int c) {
             return time_graph_sampled(clock, stream, options.reps, kRotations, [&]() -> Status {
               for (Batch const& b : batches) {
-                GCMOE_RETURN_IF_ERROR(
-                    launch_ffn(columns[c], weights, b,
-                               options.hint > 0 ? options.hint : b.max_rows_per_expert, stream));
+                GCMOE_RETURN_IF_ERROR(launch_ffn(
+                    columns[c], weights, b, options.hint > 0 ? options.hint : b.max_rows_per_expert,
+                    rows_handshake, stream));
               }
               return Status();
             });
           }));
+      GCMOE_RETURN_IF_ERROR(rows_handshake.check(stream));
       for (std::size_t c = 0; c < std::size(columns); ++c) {
         Kernel const kernel = columns[c];
         char const* const name = kernel_name(kernel);
@@ -309,7 +322,13 @@ Status run(Options const& options) {
          "streams its first weight stages and waits for L1 before reading h; a grid smaller than "
          "its full packing spread over the SMs"},
         {"wgmma_pdl_packed",
-         "ablation: wgmma_pdl with L2 packed as the block scheduler places it (spread_sms -1)"}}},
+         "ablation: wgmma_pdl with L2 packed as the block scheduler places it (spread_sms -1)"},
+        {"wgmma_pdl_rows",
+         "wgmma_pdl with the L1 -> L2 handshake by rows (Fp8ExpertGemmArgs::rows_done): the last "
+         "of an L1 pass's tile groups releases its rows and L2 acquires each pass's rows instead "
+         "of waiting for the whole L1 grid, so its first CTAs run in the SMs L1's last wave "
+         "leaves idle; a kernel zeroes the handshake's row counters after L2 (timed with "
+         "the pair)"}}},
       {"model_shape",
        {{"hidden", kHidden}, {"intermediate", kInter}, {"experts", kExperts}, {"top_k", kTopK}}},
       {"device", prop.name},

@@ -44,6 +44,7 @@ kernels::Mxfp4WgmmaTuning tuning_for(Kernel kernel) {
     case Kernel::kPdl:
     case Kernel::kPdlUntriggered:
     case Kernel::kPdlPacked:
+    case Kernel::kPdlRows:
       break;
     case Kernel::kAgain:
       break;
@@ -90,13 +91,16 @@ char const* kernel_name(Kernel kernel) {
       return "mxfp4_pdl_untriggered";
     case Kernel::kPdlPacked:
       return "mxfp4_pdl_packed";
+    case Kernel::kPdlRows:
+      return "mxfp4_pdl_rows";
     case Kernel::kAgain:
       return "mxfp4_again";
   }
   return "?";
 }
 
-Status launch_ffn(Kernel kernel, Weights const& w, Batch const& b, cudaStream_t stream) {
+Status launch_ffn(Kernel kernel, Weights const& w, Batch const& b,
+                  kernels::ExpertRowsHandshake const& rows, cudaStream_t stream) {
   Fp8ExpertGemmArgs a;
   a.stage = kernels::ExpertGemmStage::kGateUp;
   a.weights = w.l1.data();
@@ -119,11 +123,10 @@ Status launch_ffn(Kernel kernel, Weights const& w, Batch const& b, cudaStream_t 
   a.requant = kernels::RequantScale::kPow2;
   a.swiglu_limit = 10.0f;
   a.route_weights = b.route.data();
-  bool const pdl =
-      kernel == Kernel::kPdl || kernel == Kernel::kPdlUntriggered || kernel == Kernel::kPdlPacked;
-  a.allow_overlap_next = kernel == Kernel::kPdl || kernel == Kernel::kPdlPacked;
-  kernels::Mxfp4WgmmaTuning const tuning = tuning_for(kernel);
-  GCMOE_RETURN_IF_ERROR(kernels::launch_mxfp4_expert_wgmma(a, stream, tuning));
+  bool const by_rows = kernel == Kernel::kPdlRows;
+  bool const pdl = kernel == Kernel::kPdl || kernel == Kernel::kPdlUntriggered ||
+                   kernel == Kernel::kPdlPacked || by_rows;
+  a.allow_overlap_next = kernel == Kernel::kPdl || kernel == Kernel::kPdlPacked || by_rows;
   Fp8ExpertGemmArgs d = a;
   d.stage = kernels::ExpertGemmStage::kDown;
   d.weights = w.l2.data();
@@ -138,7 +141,12 @@ Status launch_ffn(Kernel kernel, Weights const& w, Batch const& b, cudaStream_t 
   d.allow_overlap_next = false;
   d.overlap_previous = pdl;
   d.spread_sms = kernel == Kernel::kPdlPacked ? -1 : 0;
-  return kernels::launch_mxfp4_expert_wgmma(d, stream, down_tuning_for(kernel));
+  if (by_rows) {
+    GCMOE_RETURN_IF_ERROR(rows.apply(a, d, b.rows));
+  }
+  GCMOE_RETURN_IF_ERROR(kernels::launch_mxfp4_expert_wgmma(a, stream, tuning_for(kernel)));
+  GCMOE_RETURN_IF_ERROR(kernels::launch_mxfp4_expert_wgmma(d, stream, down_tuning_for(kernel)));
+  return by_rows ? rows.finish(stream) : Status();
 }
 
 }  // namespace gcmoe::bench::mxfp4_ffn

@@ -7,6 +7,7 @@
 
 #include "bench/moe/mxfp4_expert_ffn_data.h"
 #include "engine/common/status.h"
+#include "kernels/moe/expert_rows_handshake.h"
 
 namespace gcmoe::bench::mxfp4_ffn {
 
@@ -24,13 +25,16 @@ enum class Kernel {
   kPdl,
   kPdlUntriggered,
   kPdlPacked,
+  kPdlRows,
   kAgain
 };
 
 // The column's name in the printed table and the JSON.
 char const* kernel_name(Kernel kernel);
 
-// Launches L1 then L2 of `kernel`'s configuration for batch `b` on `stream`.
-Status launch_ffn(Kernel kernel, Weights const& w, Batch const& b, cudaStream_t stream);
+// Launches L1 then L2 of `kernel`'s configuration for batch `b` on `stream`; `rows`: the L1 -> L2
+// handshake of the kPdlRows column (the others ignore it).
+Status launch_ffn(Kernel kernel, Weights const& w, Batch const& b,
+                  kernels::ExpertRowsHandshake const& rows, cudaStream_t stream);
 
 }  // namespace gcmoe::bench::mxfp4_ffn

@@ -9,6 +9,7 @@
 #include <cstdint>
 
 #include "kernels/hopper/ptx.cuh"
+#include "kernels/moe/expert_rows_done.cuh"
 #include "kernels/moe/fp8_activation_math.cuh"
 #include "kernels/moe/fp8_expert_gemm.h"
 #include "kernels/moe/fp8_expert_layout.h"
@@ -99,6 +100,10 @@ __device__ __forceinline__ void finish_pass(float (&acc)[kN / 2], Fp8ExpertGemmA
               fp8_encode_inv(hv[j][e], inv_scale[col]);
         }
       }
+    }
+    if (args.rows_done != nullptr) {
+      static_assert(kConsumerThreads >= kN, "one consumer thread per row releases it");
+      release_pass_rows(args, pass, rows, tid, kConsumerBarrier, kConsumerThreads);
     }
   }
 }

@@ -321,14 +321,22 @@ Status check_expert_gemm_args(Fp8ExpertGemmArgs const& args) {
   GCMOE_CHECK_ARG_MSG(
       args.ready_blocks == nullptr || (args.ready_block_rows > 0 && args.error != nullptr),
       "fp8 expert gemm: readiness counters need ready_block_rows and error");
+  GCMOE_CHECK_ARG_MSG(args.rows_done == nullptr || gate_up,
+                      "fp8 expert gemm: rows_done is released by L1 (the gate/up stage)");
+  GCMOE_CHECK_ARG_MSG(
+      !args.x_ready_by_rows || (!gate_up && args.overlap_previous && args.ready_blocks != nullptr &&
+                                args.ready_block_rows == 1),
+      "fp8 expert gemm: x_ready_by_rows is an L2 launched by PDL over L1's "
+      "rows_done (ready_blocks, ready_block_rows 1)");
   return Status();
 }
 
 Status launch_fp8_expert_gemm(Fp8ExpertGemmArgs const& args, cudaStream_t stream) {
   GCMOE_RETURN_IF_ERROR(check_expert_gemm_args(args));
-  GCMOE_CHECK_ARG_MSG(args.ready_blocks == nullptr && args.fixed_expert < 0,
-                      "fp8 expert gemm: readiness counters and a fixed expert need the WGMMA "
-                      "version");
+  GCMOE_CHECK_ARG_MSG(
+      args.ready_blocks == nullptr && args.fixed_expert < 0 && args.rows_done == nullptr,
+      "fp8 expert gemm: readiness counters, rows_done and a fixed expert need the "
+      "WGMMA version");
   GCMOE_CHECK_ARG_MSG(args.tiles > 0 && args.tiles % kExpertGemmWarps == 0,
                       "fp8 expert gemm: tiles must be a positive multiple of 16");
   bool const gate_up = args.stage == ExpertGemmStage::kGateUp;

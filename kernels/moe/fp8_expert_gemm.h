@@ -90,6 +90,15 @@ struct Fp8ExpertGemmArgs {
   // every CTA of this one is resident.
   bool overlap_previous = false;
   bool allow_overlap_next = false;
+  // L1 -> L2 by rows (WGMMA versions; bench/NOTES.md, twenty-first session). On L1, rows_done
+  // ([rows], zero at the launch): once a pass's h columns and scales are stored, each tile group
+  // adds one to rows_done[row] for the pass's rows (release). On an L2 launched with
+  // overlap_previous: ready_blocks = rows_done (ready_block_rows 1), ready_epoch = L1's tile groups
+  // (I / 128) and x_ready_by_rows, so it acquires each pass's rows there instead of waiting for the
+  // whole L1 grid (griddepcontrol.wait) and its first CTAs run in the SMs L1's last wave leaves
+  // idle. The counters must be zeroed again after L2 (ExpertRowsHandshake).
+  int* rows_done = nullptr;
+  bool x_ready_by_rows = false;
   // With overlap_previous: the SMs the launch's stream may use (its green context's compute
   // partition), over which a grid smaller than its full packing is spread
   // (expert_pass_policy.h, pdl_spread_smem_bytes). 0: the device's; < 0: packed as the block

@@ -288,6 +288,9 @@ Status launch_mxfp4_expert_wgmma(Fp8ExpertGemmArgs const& args, cudaStream_t str
                             tuning.pass_rows == 32,
                         "mxfp4 expert wgmma: pass_rows must be 0 (the policy), 8, 16 or 32");
   }
+  GCMOE_CHECK_ARG_MSG(!tuning.stream_only || args.rows_done == nullptr,
+                      "mxfp4 expert wgmma: a stream-only launch writes no h, so it releases no "
+                      "rows to L2");
   if (args.max_active <= 0) {
     return Status();
   }

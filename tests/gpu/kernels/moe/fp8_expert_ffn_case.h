@@ -37,6 +37,8 @@ struct Case {
   // expert alone; experts must be 1), with the K split forced to k_splits (0: the policy's).
   bool fixed_expert = false;
   int k_splits = 0;
+  // WGMMA only: L2 launched by PDL acquiring L1's rows (ExpertRowsHandshake), three pairs in a row.
+  bool l2_by_rows = false;
   std::uint64_t seed = 0;
 };
 

@@ -195,6 +195,42 @@ TEST_CASE("fp8 expert FFN (WGMMA): the shared expert alone at V4.1's shape, spli
   CHECK(run_case(c) < kBound);
 }
 
+// L2 launched by PDL acquires each pass's rows from the last of L1's tile groups
+// (ExpertRowsHandshake) instead of waiting for the whole L1 grid, three pairs in a row with h
+// poisoned before each: hints 3, 20 and 30 (8-, 16- and 32-row passes with feed warps), 50, 80 and
+// 150 (the wide kernel's 64-, 96- and 128-row passes; 150 loops), at GLM-5.2's shape (16 L1 tile
+// groups arriving per pass), and a fixed expert with its K split over a cluster (CTA 0 arrives).
+TEST_CASE("fp8 expert FFN (WGMMA): L2 acquires L1's rows through the rows handshake") {
+  Case c;
+  c.kernel = Kernel::kWgmma;
+  c.l2_by_rows = true;
+  int const shape = GENERATE(0, 1, 2);
+  if (shape == 0) {
+    c.hidden = 512;
+    c.inter = 512;
+    c.experts = 3;
+    c.tokens = GENERATE(3, 20, 30, 50, 80, 150);
+    c.expert_rows = {c.tokens, c.tokens / 2, 1};
+  } else if (shape == 1) {
+    c.hidden = 6144;
+    c.inter = 2048;
+    c.experts = 2;
+    c.tokens = GENERATE(8, 90);
+    c.expert_rows = {c.tokens, c.tokens / 3};
+  } else {
+    c.hidden = 1024;
+    c.inter = 512;
+    c.experts = 1;
+    c.fixed_expert = true;
+    c.tokens = 7;
+    c.expert_rows = {c.tokens};
+    c.k_splits = 3;
+  }
+  c.deepseek_semantics = c.tokens % 2 == 1;
+  c.seed = 151 + static_cast<std::uint64_t>(c.tokens + 1000 * shape);
+  CHECK(run_case(c) < kBound);
+}
+
 TEST_CASE("fp8 expert FFN (WGMMA) waits on the token ring's readiness counters") {
   Case c;
   c.kernel = Kernel::kWgmma;

@@ -34,6 +34,8 @@ struct Case {
   std::uint64_t seed = 0;
   Mxfp4WgmmaTuning tuning;  // the default unless a test sweeps it
   bool tma_x = true;        // false: x_rows 0, the kernel copies x with cp.async
+  // L2 launched by PDL acquiring L1's rows (ExpertRowsHandshake) over three pairs in a row.
+  bool l2_by_rows = false;
 };
 
 struct Errors {

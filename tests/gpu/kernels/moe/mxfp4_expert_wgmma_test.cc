@@ -116,6 +116,29 @@ TEST_CASE("mxfp4 expert FFN waits on the token ring's readiness counters") {
   check(c);
 }
 
+// L2 launched by PDL acquires each pass's rows from the last of L1's tile groups
+// (ExpertRowsHandshake) instead of waiting for the whole L1 grid, three pairs in a row with h
+// poisoned before each: the policy's 8-, 16- and 32-row passes (T = 5, 20, 45: 32-row passes side
+// by side at 150), the producer-less kernel's 32-row passes, and V4.1's shape (18 L1 tile groups
+// arriving per pass).
+TEST_CASE("mxfp4 expert FFN: L2 acquires L1's rows through the rows handshake") {
+  Case c;
+  bool const v41 = GENERATE(false, true);
+  c.hidden = v41 ? 5120 : 512;
+  c.inter = v41 ? 2304 : 256;
+  c.experts = 4;
+  c.tokens = v41 ? GENERATE(8, 40) : GENERATE(5, 20, 45, 150);
+  c.top_k = 2;
+  c.scales = Scales::kRealistic;
+  c.l2_by_rows = true;
+  if (!v41 && GENERATE(false, true)) {
+    c.tuning.wide = true;
+    c.tuning.pass_rows = 32;
+  }
+  c.seed = 71 + static_cast<std::uint64_t>(c.tokens);
+  check(c);
+}
+
 TEST_CASE(
     "mxfp4 expert FFN at DeepSeek's expert shapes (V4.1: H 5120, I 2304; V4: H 4096, I 2048)") {
   Case c;
@@ -178,6 +201,31 @@ TEST_CASE("mxfp4 expert wgmma rejects shapes and configurations it cannot run") 
     capped.max_passes = bad;
     CHECK(launch_mxfp4_expert_wgmma(args, nullptr, capped).code() == StatusCode::kInvalidArgument);
   }
+  // The rows handshake: rows_done is L1's and needs h written (not stream-only); an L2 by rows is
+  // launched by PDL over per-row counters.
+  int done = 0;
+  unsigned error = 0;
+  args.rows_done = &done;
+  CHECK(launch_mxfp4_expert_wgmma(args, nullptr).ok());
+  Mxfp4WgmmaTuning stream_only;
+  stream_only.stream_only = true;
+  CHECK(launch_mxfp4_expert_wgmma(args, nullptr, stream_only).code() ==
+        StatusCode::kInvalidArgument);
+  Fp8ExpertGemmArgs down = args;
+  down.stage = ExpertGemmStage::kDown;
+  down.tiles = 5120 / 16;
+  down.y = reinterpret_cast<std::uint16_t*>(bytes);
+  CHECK(launch_mxfp4_expert_wgmma(down, nullptr).code() == StatusCode::kInvalidArgument);
+  down.rows_done = nullptr;
+  down.x_ready_by_rows = true;
+  CHECK(launch_mxfp4_expert_wgmma(down, nullptr).code() == StatusCode::kInvalidArgument);
+  down.overlap_previous = true;
+  down.ready_blocks = &done;
+  down.ready_block_rows = 2;
+  down.error = &error;
+  CHECK(launch_mxfp4_expert_wgmma(down, nullptr).code() == StatusCode::kInvalidArgument);
+  down.ready_block_rows = 1;
+  CHECK(launch_mxfp4_expert_wgmma(down, nullptr).ok());
 }
 
 }  // namespace

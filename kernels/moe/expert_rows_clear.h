@@ -1,0 +1,19 @@
+#pragma once
+// Zeroes the L1 -> L2 handshake's row counters (Fp8ExpertGemmArgs::rows_done) after the L2 that
+// acquired them, so the next launch pair starts from zero: a kernel on the same stream, launched
+// by PDL so its launch overlaps L2 (which must let it start: allow_overlap_next); it waits for L2
+// to complete before it writes.
+
+#include <cuda_runtime.h>
+
+#include "engine/common/status.h"
+
+namespace gcmoe::kernels {
+
+Status launch_clear_rows_done(int* rows_done, int rows, bool overlap_previous, cudaStream_t stream);
+
+// Loads the kernel (call before concurrent launches; lazy loading under a spinning kernel
+// deadlocks).
+Status preload_clear_rows_done();
+
+}  // namespace gcmoe::kernels

@@ -1,0 +1,43 @@
+#pragma once
+// The device state of the L1 -> L2 handshake by rows (Fp8ExpertGemmArgs::rows_done) for expert
+// FFN launch pairs: each pair's L1 counts its tile groups' finished passes per row, its L2
+// (launched by PDL) acquires a row once all have, and a kernel after L2 zeroes the counters
+// (expert_rows_clear.h), so a CUDA graph replays the pairs unchanged. Pairs run one after another
+// on one stream, each L1 -> L2 -> finish in that order.
+
+#include <cuda_runtime.h>
+
+#include <cstdint>
+
+#include "engine/backends/cuda/device_buffer.h"
+#include "engine/common/status.h"
+#include "kernels/moe/fp8_expert_gemm.h"
+
+namespace gcmoe::kernels {
+
+class ExpertRowsHandshake {
+ public:
+  // For launch pairs over up to `rows` rows of x, h and y (from the pointers the pair is given).
+  static StatusOr<ExpertRowsHandshake> create(int rows, cudaStream_t stream);
+
+  // Sets the handshake's fields on a pair's L1 and L2 arguments over `rows` rows (at most
+  // create's): L1 counts its rows in rows_done; L2 is launched by PDL, acquires them instead of
+  // waiting for L1's grid, and lets the counters' clear start early (allow_overlap_next). L1 must
+  // let L2 start (allow_overlap_next) for any overlap. INVALID_ARGUMENT past the capacity.
+  Status apply(Fp8ExpertGemmArgs& l1, Fp8ExpertGemmArgs& l2, std::int64_t rows) const;
+
+  // After the pair's L2 on the same stream: zeroes the counters once L2 has completed.
+  Status finish(cudaStream_t stream) const;
+
+  // OK, or DEADLINE_EXCEEDED when an L2 stopped waiting for rows its L1 did not release (its
+  // output is then wrong). Synchronizes the stream.
+  Status check(cudaStream_t stream) const;
+
+  int rows() const { return static_cast<int>(rows_done_.size()); }
+
+ private:
+  cuda::DeviceBuffer<int> rows_done_;
+  cuda::DeviceBuffer<unsigned> error_;
+};
+
+}  // namespace gcmoe::kernels
