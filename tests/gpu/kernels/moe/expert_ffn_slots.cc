@@ -3,11 +3,13 @@
 #include <algorithm>
 #include <chrono>
 #include <numeric>
+#include <optional>
 #include <thread>
 #include <utility>
 
 #include "engine/backends/cuda/stream.h"
 #include "engine/formats/bf16.h"
+#include "kernels/moe/expert_rows_handshake.h"
 #include "tests/support/catch.h"
 #include "tests/support/device_upload.h"
 
@@ -237,6 +239,37 @@ void release_rows_late(cudaStream_t waiting, int* ready, int blocks, int epoch) 
   REQUIRE(cudaMemcpyAsync(ready, epochs.data(), epochs.size() * sizeof(int), cudaMemcpyHostToDevice,
                           setter->get()) == cudaSuccess);
   REQUIRE(setter->synchronize().ok());
+}
+
+void run_ffn_pairs(std::function<Status(kernels::Fp8ExpertGemmArgs const&)> const& launch,
+                   kernels::Fp8ExpertGemmArgs gate_up, kernels::Fp8ExpertGemmArgs down,
+                   DeviceExpertBatch const& batch, std::int64_t rows, bool by_rows,
+                   cudaStream_t stream, std::function<void()> const& after_l1) {
+  std::optional<kernels::ExpertRowsHandshake> handshake;
+  if (by_rows) {
+    auto created = kernels::ExpertRowsHandshake::create(static_cast<int>(rows), stream);
+    REQUIRE(created.ok());
+    handshake.emplace(std::move(*created));
+    gate_up.allow_overlap_next = true;
+    REQUIRE(handshake->apply(gate_up, down, rows).ok());
+  }
+  for (int pair = 0; pair < (by_rows ? 3 : 1); ++pair) {
+    if (by_rows) {
+      REQUIRE(cudaMemsetAsync(batch.h.data(), 0xff, batch.h.size(), stream) == cudaSuccess);
+    }
+    REQUIRE(launch(gate_up).to_string() == "OK");
+    if (after_l1) {
+      after_l1();
+    }
+    REQUIRE(launch(down).to_string() == "OK");  // h: L1's, in stream order or by rows
+    if (by_rows) {
+      REQUIRE(handshake->finish(stream).ok());
+    }
+  }
+  REQUIRE(cudaDeviceSynchronize() == cudaSuccess);
+  if (by_rows) {
+    CHECK(handshake->check(stream).to_string() == "OK");
+  }
 }
 
 }  // namespace gcmoe::testing

@@ -3,16 +3,19 @@
 // share around their kernels: a routed batch laid out as the GEMMs read it (each expert's rows
 // together, in expert order), its device buffers and the kernels' arguments over them, the CPU
 // reference over that layout (whole, or in halves around the kernel's own h), the token ring's
-// readiness counters and their late release.
+// readiness counters and their late release, and the L1 -> L2 launch pairs (in stream order or
+// with the rows handshake).
 
 #include <cuda_runtime.h>
 
 #include <cstdint>
+#include <functional>
 #include <random>
 #include <span>
 #include <vector>
 
 #include "engine/backends/cuda/device_buffer.h"
+#include "engine/common/status.h"
 #include "engine/formats/activation_quant.h"
 #include "kernels/moe/expert_ffn_ref.h"
 #include "kernels/moe/fp8_expert_gemm.h"
@@ -104,5 +107,15 @@ StagedReference staged_reference(ExpertSlots const& slots,
 // The kernel on `waiting` must still be running 50 ms after its launch (it waits for the rows):
 // then `blocks` counters at `ready` are set to `epoch` from another stream.
 void release_rows_late(cudaStream_t waiting, int* ready, int blocks, int epoch);
+
+// Launches L1 (`gate_up`) then L2 (`down`) with `launch` on `stream` and waits for them; after_l1
+// runs between the two. by_rows: L2 by PDL over L1's rows (kernels/moe/expert_rows_handshake.h),
+// three pairs in a row on one handshake, h poisoned with e4m3 NaN bytes before each, so an L2 that
+// read a row before every L1 tile group released it would carry NaN into y; the handshake's error
+// flag must stay clear.
+void run_ffn_pairs(std::function<Status(kernels::Fp8ExpertGemmArgs const&)> const& launch,
+                   kernels::Fp8ExpertGemmArgs gate_up, kernels::Fp8ExpertGemmArgs down,
+                   DeviceExpertBatch const& batch, std::int64_t rows, bool by_rows,
+                   cudaStream_t stream, std::function<void()> const& after_l1 = {});
 
 }  // namespace gcmoe::testing

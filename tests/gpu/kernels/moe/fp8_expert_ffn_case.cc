@@ -4,7 +4,6 @@
 #include <cmath>
 #include <cstdio>
 #include <numeric>
-#include <optional>
 #include <random>
 #include <vector>
 
@@ -12,7 +11,6 @@
 #include "engine/formats/activation_quant.h"
 #include "engine/formats/fp8_block.h"
 #include "kernels/moe/expert_ffn_ref.h"
-#include "kernels/moe/expert_rows_handshake.h"
 #include "kernels/moe/fp8_expert_gemm.h"
 #include "kernels/moe/fp8_expert_layout.h"
 #include "kernels/moe/fp8_expert_wgmma.h"
@@ -155,35 +153,12 @@ double run_case(Case const& c) {
   down.weight_scales = d_l2s.data();
   down.weight_stride = static_cast<std::int64_t>(l2_bytes.size()) / c.experts;
   down.scale_stride = static_cast<std::int64_t>(l2_scales.size()) / c.experts;
-  // L2 by rows: three pairs in a row on one handshake (its counters zeroed after each), h poisoned
-  // with e4m3 NaN bytes before each, so an L2 that read a row before every L1 tile group released
-  // it would carry NaN into y.
-  std::optional<ExpertRowsHandshake> handshake;
-  if (c.l2_by_rows) {
-    REQUIRE((wgmma && c.ready == Case::Ready::kNoCounters));
-    auto created = ExpertRowsHandshake::create(static_cast<int>(rows), stream->get());
-    REQUIRE(created.ok());
-    handshake.emplace(std::move(*created));
-    args.allow_overlap_next = true;
-    REQUIRE(handshake->apply(args, down, rows).ok());
-  }
-  for (int pair = 0; pair < (c.l2_by_rows ? 3 : 1); ++pair) {
-    if (c.l2_by_rows) {
-      REQUIRE(cudaMemsetAsync(batch.h.data(), 0xff, batch.h.size(), stream->get()) == cudaSuccess);
-    }
-    REQUIRE(launch(args).to_string() == "OK");
+  REQUIRE((!c.l2_by_rows || (wgmma && c.ready == Case::Ready::kNoCounters)));
+  testing::run_ffn_pairs(launch, args, down, batch, rows, c.l2_by_rows, stream->get(), [&] {
     if (c.ready == Case::Ready::kLate) {
       testing::release_rows_late(stream->get(), ready.ready.data(), ready.blocks, 7);
     }
-    REQUIRE(launch(down).to_string() == "OK");  // L2 reads h: L1's, in stream order or by rows
-    if (c.l2_by_rows) {
-      REQUIRE(handshake->finish(stream->get()).ok());
-    }
-  }
-  REQUIRE(cudaDeviceSynchronize() == cudaSuccess);
-  if (c.l2_by_rows) {
-    CHECK(handshake->check(stream->get()).to_string() == "OK");
-  }
+  });
   unsigned const error_flag = ready.error_flag();
   if (c.ready == Case::Ready::kNever) {
     std::printf("fp8 expert ffn wgmma: rows never ready -> error flag %u\n", error_flag);

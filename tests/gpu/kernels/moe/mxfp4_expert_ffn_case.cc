@@ -4,7 +4,6 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
-#include <optional>
 #include <random>
 #include <span>
 #include <vector>
@@ -13,7 +12,6 @@
 #include "engine/formats/activation_quant.h"
 #include "engine/formats/mxfp4.h"
 #include "kernels/moe/expert_ffn_ref.h"
-#include "kernels/moe/expert_rows_handshake.h"
 #include "kernels/moe/mxfp4_expert_wgmma_layout.h"
 #include "tests/gpu/kernels/moe/expert_ffn_slots.h"
 #include "tests/support/catch.h"
@@ -157,35 +155,16 @@ Errors run_case(Case const& c) {
   if (!c.tma_x) {
     down.x_rows = 0;
   }
-  // L2 by rows: three pairs in a row on one handshake (its counters zeroed after each), h poisoned
-  // with e4m3 NaN bytes before each, so an L2 that read a row before every L1 tile group released
-  // it would carry NaN into y.
-  std::optional<ExpertRowsHandshake> handshake;
-  if (c.l2_by_rows) {
-    auto created = ExpertRowsHandshake::create(static_cast<int>(rows), stream->get());
-    REQUIRE(created.ok());
-    handshake.emplace(std::move(*created));
-    args.allow_overlap_next = true;
-    REQUIRE(handshake->apply(args, down, rows).ok());
-  }
-  for (int pair = 0; pair < (c.l2_by_rows ? 3 : 1); ++pair) {
-    if (c.l2_by_rows) {
-      REQUIRE(cudaMemsetAsync(batch.h.data(), 0xff, batch.h.size(), stream->get()) == cudaSuccess);
-    }
-    REQUIRE(launch_mxfp4_expert_wgmma(args, stream->get(), c.tuning).to_string() == "OK");
+  REQUIRE((!c.l2_by_rows || !c.late_rows));
+  auto const launch = [&](Fp8ExpertGemmArgs const& a) {
+    return launch_mxfp4_expert_wgmma(a, stream->get(), c.tuning);
+  };
+  testing::run_ffn_pairs(launch, args, down, batch, rows, c.l2_by_rows, stream->get(), [&] {
     if (c.late_rows) {
       testing::release_rows_late(stream->get(), ready.ready.data(), ready.blocks, 3);
     }
-    REQUIRE(launch_mxfp4_expert_wgmma(down, stream->get(), c.tuning).to_string() == "OK");
-    if (c.l2_by_rows) {
-      REQUIRE(handshake->finish(stream->get()).ok());
-    }
-  }
-  REQUIRE(cudaDeviceSynchronize() == cudaSuccess);
+  });
   CHECK(ready.error_flag() == 0u);
-  if (c.l2_by_rows) {
-    CHECK(handshake->check(stream->get()).to_string() == "OK");
-  }
 
   std::vector<float> const y = testing::download_y(batch, rows, h);
 
