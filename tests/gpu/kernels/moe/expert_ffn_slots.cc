@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdio>
 #include <numeric>
 #include <optional>
 #include <thread>
@@ -243,8 +244,9 @@ void release_rows_late(cudaStream_t waiting, int* ready, int blocks, int epoch) 
 
 void run_ffn_pairs(std::function<Status(kernels::Fp8ExpertGemmArgs const&)> const& launch,
                    kernels::Fp8ExpertGemmArgs gate_up, kernels::Fp8ExpertGemmArgs down,
-                   DeviceExpertBatch const& batch, std::int64_t rows, bool by_rows,
+                   DeviceExpertBatch const& batch, std::int64_t rows, PairOrder order,
                    cudaStream_t stream, std::function<void()> const& after_l1) {
+  bool const by_rows = order != PairOrder::kStream;
   std::optional<kernels::ExpertRowsHandshake> handshake;
   if (by_rows) {
     auto created = kernels::ExpertRowsHandshake::create(static_cast<int>(rows), stream);
@@ -253,7 +255,11 @@ void run_ffn_pairs(std::function<Status(kernels::Fp8ExpertGemmArgs const&)> cons
     gate_up.allow_overlap_next = true;
     REQUIRE(handshake->apply(gate_up, down, rows).ok());
   }
-  for (int pair = 0; pair < (by_rows ? 3 : 1); ++pair) {
+  if (order == PairOrder::kByRowsNeverReleased) {
+    gate_up.rows_done = nullptr;
+    down.ready_timeout_ns = 1'000'000;
+  }
+  for (int pair = 0; pair < (order == PairOrder::kByRows ? 3 : 1); ++pair) {
     if (by_rows) {
       REQUIRE(cudaMemsetAsync(batch.h.data(), 0xff, batch.h.size(), stream) == cudaSuccess);
     }
@@ -267,8 +273,12 @@ void run_ffn_pairs(std::function<Status(kernels::Fp8ExpertGemmArgs const&)> cons
     }
   }
   REQUIRE(cudaDeviceSynchronize() == cudaSuccess);
-  if (by_rows) {
+  if (order == PairOrder::kByRows) {
     CHECK(handshake->check(stream).to_string() == "OK");
+  } else if (order == PairOrder::kByRowsNeverReleased) {
+    Status const timed_out = handshake->check(stream);
+    std::printf("expert ffn: L1 never releases its rows -> %s\n", timed_out.to_string().c_str());
+    CHECK(timed_out.code() == StatusCode::kDeadlineExceeded);
   }
 }
 

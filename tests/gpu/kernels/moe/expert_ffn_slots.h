@@ -108,14 +108,23 @@ StagedReference staged_reference(ExpertSlots const& slots,
 // then `blocks` counters at `ready` are set to `epoch` from another stream.
 void release_rows_late(cudaStream_t waiting, int* ready, int blocks, int epoch);
 
+// How run_ffn_pairs orders L2 after L1.
+enum class PairOrder {
+  kStream,  // L2 after L1 in stream order, one pair
+  // L2 by PDL over L1's rows (kernels/moe/expert_rows_handshake.h): three pairs in a row on one
+  // handshake, h poisoned with e4m3 NaN bytes before each, so an L2 that read a row before every
+  // L1 tile group released it would carry NaN into y; the handshake's error flag must stay clear.
+  kByRows,
+  // The same, but L1 never releases its rows: L2 must give up after its 1 ms deadline and raise
+  // the error flag (DEADLINE_EXCEEDED), not hang. One pair; y is not meaningful.
+  kByRowsNeverReleased,
+};
+
 // Launches L1 (`gate_up`) then L2 (`down`) with `launch` on `stream` and waits for them; after_l1
-// runs between the two. by_rows: L2 by PDL over L1's rows (kernels/moe/expert_rows_handshake.h),
-// three pairs in a row on one handshake, h poisoned with e4m3 NaN bytes before each, so an L2 that
-// read a row before every L1 tile group released it would carry NaN into y; the handshake's error
-// flag must stay clear.
+// runs between the two.
 void run_ffn_pairs(std::function<Status(kernels::Fp8ExpertGemmArgs const&)> const& launch,
                    kernels::Fp8ExpertGemmArgs gate_up, kernels::Fp8ExpertGemmArgs down,
-                   DeviceExpertBatch const& batch, std::int64_t rows, bool by_rows,
+                   DeviceExpertBatch const& batch, std::int64_t rows, PairOrder order,
                    cudaStream_t stream, std::function<void()> const& after_l1 = {});
 
 }  // namespace gcmoe::testing

@@ -8,6 +8,8 @@
 #include <cstdint>
 #include <vector>
 
+#include "tests/gpu/kernels/moe/expert_ffn_slots.h"
+
 namespace gcmoe::kernels::fp8_ffn_test {
 
 enum class Kernel { kMmaSync, kWgmma };
@@ -37,8 +39,9 @@ struct Case {
   // expert alone; experts must be 1), with the K split forced to k_splits (0: the policy's).
   bool fixed_expert = false;
   int k_splits = 0;
-  // WGMMA only: L2 launched by PDL acquiring L1's rows (ExpertRowsHandshake), three pairs in a row.
-  bool l2_by_rows = false;
+  // WGMMA only: how L2 follows L1 (tests/gpu/kernels/moe/expert_ffn_slots.h); with
+  // kByRowsNeverReleased the case checks only that L2 gave up with its error flag.
+  testing::PairOrder order = testing::PairOrder::kStream;
   std::uint64_t seed = 0;
 };
 

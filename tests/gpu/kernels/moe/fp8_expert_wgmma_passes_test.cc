@@ -203,7 +203,7 @@ TEST_CASE("fp8 expert FFN (WGMMA): the shared expert alone at V4.1's shape, spli
 TEST_CASE("fp8 expert FFN (WGMMA): L2 acquires L1's rows through the rows handshake") {
   Case c;
   c.kernel = Kernel::kWgmma;
-  c.l2_by_rows = true;
+  c.order = testing::PairOrder::kByRows;
   int const shape = GENERATE(0, 1, 2);
   if (shape == 0) {
     c.hidden = 512;
@@ -229,6 +229,22 @@ TEST_CASE("fp8 expert FFN (WGMMA): L2 acquires L1's rows through the rows handsh
   c.deepseek_semantics = c.tokens % 2 == 1;
   c.seed = 151 + static_cast<std::uint64_t>(c.tokens + 1000 * shape);
   CHECK(run_case(c) < kBound);
+}
+
+// An L2 by rows whose L1 never releases them (launched without rows_done) gives up at its 1 ms
+// deadline with the error flag raised (DEADLINE_EXCEEDED from the handshake), not a hang: the
+// policy's 16-row passes with feed warps (T = 20) and the wide kernel's 96-row ones (T = 80).
+TEST_CASE("fp8 expert FFN (WGMMA): an L2 by rows whose L1 never releases them ends in an error") {
+  Case c;
+  c.kernel = Kernel::kWgmma;
+  c.order = testing::PairOrder::kByRowsNeverReleased;
+  c.hidden = 512;
+  c.inter = 512;
+  c.experts = 2;
+  c.tokens = GENERATE(20, 80);
+  c.expert_rows = {c.tokens, c.tokens / 2};
+  c.seed = 171 + static_cast<std::uint64_t>(c.tokens);
+  run_case(c);
 }
 
 TEST_CASE("fp8 expert FFN (WGMMA) waits on the token ring's readiness counters") {

@@ -155,11 +155,12 @@ Errors run_case(Case const& c) {
   if (!c.tma_x) {
     down.x_rows = 0;
   }
-  REQUIRE((!c.l2_by_rows || !c.late_rows));
+  REQUIRE((c.order == testing::PairOrder::kStream ||
+           (c.order == testing::PairOrder::kByRows && !c.late_rows)));
   auto const launch = [&](Fp8ExpertGemmArgs const& a) {
     return launch_mxfp4_expert_wgmma(a, stream->get(), c.tuning);
   };
-  testing::run_ffn_pairs(launch, args, down, batch, rows, c.l2_by_rows, stream->get(), [&] {
+  testing::run_ffn_pairs(launch, args, down, batch, rows, c.order, stream->get(), [&] {
     if (c.late_rows) {
       testing::release_rows_late(stream->get(), ready.ready.data(), ready.blocks, 3);
     }

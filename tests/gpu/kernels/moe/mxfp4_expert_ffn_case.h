@@ -8,6 +8,7 @@
 #include <cstdint>
 
 #include "kernels/moe/mxfp4_expert_wgmma.h"
+#include "tests/gpu/kernels/moe/expert_ffn_slots.h"
 #include "tests/support/requant_check.h"
 
 namespace gcmoe::kernels::mxfp4_ffn_test {
@@ -34,8 +35,9 @@ struct Case {
   std::uint64_t seed = 0;
   Mxfp4WgmmaTuning tuning;  // the default unless a test sweeps it
   bool tma_x = true;        // false: x_rows 0, the kernel copies x with cp.async
-  // L2 launched by PDL acquiring L1's rows (ExpertRowsHandshake) over three pairs in a row.
-  bool l2_by_rows = false;
+  // How L2 follows L1 (tests/gpu/kernels/moe/expert_ffn_slots.h; not kByRowsNeverReleased: the
+  // case checks y).
+  testing::PairOrder order = testing::PairOrder::kStream;
 };
 
 struct Errors {

@@ -130,7 +130,7 @@ TEST_CASE("mxfp4 expert FFN: L2 acquires L1's rows through the rows handshake") 
   c.tokens = v41 ? GENERATE(8, 40) : GENERATE(5, 20, 45, 150);
   c.top_k = 2;
   c.scales = Scales::kRealistic;
-  c.l2_by_rows = true;
+  c.order = testing::PairOrder::kByRows;
   if (!v41 && GENERATE(false, true)) {
     c.tuning.wide = true;
     c.tuning.pass_rows = 32;
