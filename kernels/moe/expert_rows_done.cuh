@@ -8,7 +8,8 @@
 //
 // Why counters that a kernel after L2 zeroes, not epochs: an epoch per row needs the last of the
 // groups to know it is last (an atomic's round trip before the CTA may exit) and a second release;
-// this costs one release per row, fire-and-forget (bench/NOTES.md, twenty-first session).
+// this costs one release per row and no round trip. The releasing warps still wait at the
+// release's MEMBAR for the CTA's h stores (bench/NOTES.md, twenty-first session).
 
 #include "kernels/hopper/ptx.cuh"
 #include "kernels/moe/fp8_expert_gemm.h"
