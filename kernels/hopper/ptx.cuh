@@ -157,6 +157,12 @@ __device__ __forceinline__ void store_release_gpu(int* p, int v) {
   asm volatile("st.release.gpu.global.b32 [%0], %1;" ::"l"(p), "r"(v) : "memory");
 }
 
+// Adds v to *p after every write this thread (and, through a preceding barrier, its block) made;
+// no value comes back, so the thread does not wait for the add.
+__device__ __forceinline__ void red_release_add_gpu(int* p, int v) {
+  asm volatile("red.release.gpu.global.add.s32 [%0], %1;" ::"l"(p), "r"(v) : "memory");
+}
+
 // System scope: flags written or read by a peer GPU (peer-mapped memory over NVLink).
 __device__ __forceinline__ int load_acquire_sys(int const* p) {
   int v = 0;

@@ -16,10 +16,6 @@
 
 namespace gcmoe::kernels {
 
-__device__ __forceinline__ void red_release_add_gpu(int* p, int v) {
-  asm volatile("red.release.gpu.global.add.s32 [%0], %1;" ::"l"(p), "r"(v) : "memory");
-}
-
 // tid: the thread's index among the CTA's consumer threads (0-based, at least one per row:
 // L1 CTAs have 512); barrier_id / consumer_threads: the named barrier all consumer threads pass
 // after their stores.
@@ -28,7 +24,7 @@ __device__ __forceinline__ void release_pass_rows(Fp8ExpertGemmArgs const& args,
   hopper::named_barrier_sync(barrier_id, consumer_threads);  // every h store of the pass is issued
   if (tid < rows) {
     // Release at gpu scope: cumulative over the stores the barrier ordered before it.
-    red_release_add_gpu(args.rows_done + pass + tid, 1);
+    hopper::red_release_add_gpu(args.rows_done + pass + tid, 1);
   }
 }
 

@@ -18,6 +18,13 @@ __device__ __forceinline__ int ready_epoch(Fp8ExpertGemmArgs const& args) {
   return args.ready_epoch_device != nullptr ? *args.ready_epoch_device : args.ready_epoch;
 }
 
+// Whether the kernel waits for the previous grid (griddepcontrol.wait) before reading x: when it
+// was launched to overlap it, unless it acquires its rows one by one from L1's rows_done
+// (Fp8ExpertGemmArgs::x_ready_by_rows).
+__device__ __forceinline__ bool waits_for_prior_grid(Fp8ExpertGemmArgs const& args) {
+  return args.overlap_previous && !args.x_ready_by_rows;
+}
+
 __device__ inline void wait_rows_ready(Fp8ExpertGemmArgs const& args, int epoch, int pass, int rows,
                                        int lane) {
   int const first = pass / args.ready_block_rows;

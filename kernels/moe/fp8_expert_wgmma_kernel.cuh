@@ -91,7 +91,7 @@ __global__ void __launch_bounds__((kWgs * 4 + kFeedWarps) * 32, kMinBlocks)
     // rows are known to be ready (weights are static, so the HBM stream starts at once), then the
     // rows' readiness counters are acquired, then their x rows and scales follow.
     int const epoch = ready_epoch(args);
-    bool wait_prior = args.overlap_previous && !args.x_ready_by_rows;
+    bool wait_prior = waits_for_prior_grid(args);
     int it = 0;
     for (int pass = first_pass; pass < row_end; pass += passes * kN) {
       int const rows = min(kN, row_end - pass);

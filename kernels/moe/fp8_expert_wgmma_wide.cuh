@@ -107,7 +107,7 @@ __global__ void __launch_bounds__(kWgs * 128, kMinBlocks)
                       .lane = lane};
 
   int it = 0;  // stage uses before this pass
-  bool wait_prior = args.overlap_previous && !args.x_ready_by_rows;
+  bool wait_prior = waits_for_prior_grid(args);
   for (int pass = first_pass; pass < row_end; pass += passes * kN) {
     int const rows = min(kN, row_end - pass);
     // The x rows the pass's WGMMAs read: the rows rounded up to the width step, zero-filled past

@@ -129,7 +129,7 @@ __global__ void __launch_bounds__((kWgs * 4 + kFeedWarps) * 32, kMinBlocks)
     auto const* const scales =
         reinterpret_cast<std::uint8_t const*>(args.weight_scales) + expert * args.scale_stride * 4;
     int it = 0;
-    bool wait_prior = args.overlap_previous && !args.x_ready_by_rows;
+    bool wait_prior = waits_for_prior_grid(args);
     for (int pass = first_pass; pass < row_end; pass += passes * kN) {
       int const rows = min(kN, row_end - pass);
       auto const issue_weights = [&](int c) {

@@ -132,7 +132,7 @@ __global__ void __launch_bounds__(kWgs * 128, kMinBlocks)
   constexpr std::uint32_t kPartDesc = kW * kXRowBytes / 16;
 
   int it = 0;  // the CTA's stage uses before this pass
-  bool wait_prior = args.overlap_previous && !args.x_ready_by_rows;
+  bool wait_prior = waits_for_prior_grid(args);
   for (int pass = first_pass; pass < row_end; pass += passes * kN) {
     int const rows = min(kN, row_end - pass);
     // Stage use `use` takes chunk c: every thread waits until each warp has released the stage's
