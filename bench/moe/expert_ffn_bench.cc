@@ -324,9 +324,10 @@ Status run(Options const& options) {
         {"wgmma_pdl_packed",
          "ablation: wgmma_pdl with L2 packed as the block scheduler places it (spread_sms -1)"},
         {"wgmma_pdl_rows",
-         "wgmma_pdl with the L1 -> L2 handshake by rows (Fp8ExpertGemmArgs::rows_done): the last "
-         "of an L1 pass's tile groups releases its rows and L2 acquires each pass's rows instead "
-         "of waiting for the whole L1 grid, so its first CTAs run in the SMs L1's last wave "
+         "wgmma_pdl with the L1 -> L2 handshake by rows (Fp8ExpertGemmArgs::rows_done): each of "
+         "an L1 pass's tile groups counts its rows done and L2 acquires each pass's rows once all "
+         "have, instead of waiting for the whole L1 grid, so its first CTAs run in the SMs L1's "
+         "last wave "
          "leaves idle; a kernel zeroes the handshake's row counters after L2 (timed with "
          "the pair)"}}},
       {"model_shape",

@@ -235,9 +235,10 @@ Status run(Options const& options) {
         {"mxfp4_pdl_packed",
          "ablation: mxfp4_pdl with L2 packed as the block scheduler places it (spread_sms -1)"},
         {"mxfp4_pdl_rows",
-         "mxfp4_pdl with the L1 -> L2 handshake by rows (Fp8ExpertGemmArgs::rows_done): the last "
-         "of an L1 pass's tile groups releases its rows and L2 acquires each pass's rows instead "
-         "of waiting for the whole L1 grid; a kernel zeroes the handshake's row counters after L2 "
+         "mxfp4_pdl with the L1 -> L2 handshake by rows (Fp8ExpertGemmArgs::rows_done): each of "
+         "an L1 pass's tile groups counts its rows done and L2 acquires each pass's rows once all "
+         "have, instead of waiting for the whole L1 grid; a kernel zeroes the handshake's row "
+         "counters after L2 "
          "(timed with the pair)"}}},
       {"model_shape",
        {{"hidden", kHidden}, {"intermediate", kInter}, {"experts", kExperts}, {"top_k", kTopK}}},

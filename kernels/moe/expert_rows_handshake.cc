@@ -29,6 +29,7 @@ Status ExpertRowsHandshake::apply(Fp8ExpertGemmArgs& l1, Fp8ExpertGemmArgs& l2,
   GCMOE_CHECK_ARG_MSG(l1.stage == ExpertGemmStage::kGateUp && l1.tiles % kExpertGemmWarps == 0,
                       "rows handshake: L1 is the gate/up stage of 128-output tile groups");
   l1.rows_done = rows_done_.data();
+  l1.allow_overlap_next = true;  // L2 may start while L1 runs
   l2.rows_done = nullptr;
   l2.ready_blocks = rows_done_.data();
   l2.ready_block_rows = 1;

@@ -21,9 +21,9 @@ class ExpertRowsHandshake {
   static StatusOr<ExpertRowsHandshake> create(int rows, cudaStream_t stream);
 
   // Sets the handshake's fields on a pair's L1 and L2 arguments over `rows` rows (at most
-  // create's): L1 counts its rows in rows_done; L2 is launched by PDL, acquires them instead of
-  // waiting for L1's grid, and lets the counters' clear start early (allow_overlap_next). L1 must
-  // let L2 start (allow_overlap_next) for any overlap. INVALID_ARGUMENT past the capacity.
+  // create's): L1 counts its rows in rows_done and lets L2 start early; L2 is launched by PDL,
+  // acquires them instead of waiting for L1's grid, and lets the counters' clear start early
+  // (allow_overlap_next on both). INVALID_ARGUMENT past the capacity.
   Status apply(Fp8ExpertGemmArgs& l1, Fp8ExpertGemmArgs& l2, std::int64_t rows) const;
 
   // After the pair's L2 on the same stream: zeroes the counters once L2 has completed.

@@ -252,7 +252,6 @@ void run_ffn_pairs(std::function<Status(kernels::Fp8ExpertGemmArgs const&)> cons
     auto created = kernels::ExpertRowsHandshake::create(static_cast<int>(rows), stream);
     REQUIRE(created.ok());
     handshake.emplace(std::move(*created));
-    gate_up.allow_overlap_next = true;
     REQUIRE(handshake->apply(gate_up, down, rows).ok());
   }
   if (order == PairOrder::kByRowsNeverReleased) {

@@ -43,6 +43,7 @@ TEST_CASE("rows handshake: its owner and the launchers refuse what it cannot ser
   CHECK(l2.ready_epoch == 16);
   CHECK(l2.x_ready_by_rows);
   CHECK(l2.overlap_previous);
+  CHECK(l1.allow_overlap_next);
   // The mma.sync version has no handshake: refused, never ignored (valid arguments otherwise,
   // with no expert active, so nothing launches: the control passes).
   alignas(16) std::uint8_t bytes[16] = {};
