@@ -29,11 +29,19 @@ TEST_CASE("rows handshake: its owner and the launchers refuse what it cannot ser
   l2.stage = ExpertGemmStage::kDown;
   // More rows than the counters cover.
   CHECK(handshake->apply(l1, l2, 65).code() == StatusCode::kInvalidArgument);
-  // An L1 with readiness counters of its own.
+  // An L1 whose tiles are not whole 128-output tile groups.
+  Fp8ExpertGemmArgs ragged = l1;
+  ragged.tiles = 2048 / 8 + 1;
+  CHECK(handshake->apply(ragged, l2, 64).code() == StatusCode::kInvalidArgument);
+  // An L1 that waits for its x rows (the dispatch ring's counters) keeps them: it releases its
+  // h rows through the handshake all the same.
   int ready = 0;
   Fp8ExpertGemmArgs with_ready = l1;
   with_ready.ready_blocks = &ready;
-  CHECK(handshake->apply(with_ready, l2, 64).code() == StatusCode::kInvalidArgument);
+  Fp8ExpertGemmArgs l2_of_ready = l2;
+  REQUIRE(handshake->apply(with_ready, l2_of_ready, 64).ok());
+  CHECK(with_ready.ready_blocks == &ready);
+  CHECK(with_ready.rows_done != nullptr);
   // The gate/up stage releases; the down stage acquires at L1's tile-group count.
   CHECK(handshake->apply(l2, l1, 64).code() == StatusCode::kInvalidArgument);
   REQUIRE(handshake->apply(l1, l2, 64).ok());
