@@ -20,10 +20,12 @@
 // single timing beats the sequential layer by --min-gain and it then won every pair with it, else
 // the faster overlapped body that won every pair, else the sequential graph), then
 // times that plan's GC-MoE graphs with and without L2 by programmatic dependent launch in pairs and
-// turns PDL off in the buckets where it lost every pair (GcPartitionStep::overlap_down), and
-// times the planned layer again at every point, once alone and
-// then in --rounds pairs with the faster sequential graph, the order alternating ("back_to_back":
-// the median of the per-round ratios and their spread, with the SM clock over those rounds).
+// turns PDL off in the buckets where it lost every pair (GcPartitionStep::overlap_down), times
+// them with L2 acquiring L1's rows against L2 by PDL in pairs and turns that on where it won every
+// pair (GcPartitionStep::down_by_rows), and times the planned layer again at every point, once
+// alone and then in --rounds pairs with the faster sequential graph, the order alternating
+// ("back_to_back": the median of the per-round ratios and their spread, with the SM clock over
+// those rounds).
 //
 // Usage: bench_moe_layer [--out FILE] [--reps 20] [--layers 4] [--commit SHA] [--comm 8,16,...]
 //                        [--model glm5.2|deepseek-v4.1|all] [--tokens N] [--min-gain 1.02]

@@ -1,8 +1,10 @@
 #pragma once
 // The per-bucket plan bench_moe_layer's sweep picks, and that plan's layer timed at every point.
-// Two steps after the sweep (moe_layer_point.h): L2 by PDL is timed against L2 plainly in the
-// first plan's GC-MoE graphs, in pairs, and turned off in the buckets where it lost every pair;
-// then the plan chosen again is timed at every point alone and in pairs with the sequential graph
+// Two steps after the sweep (moe_layer_point.h): L2 by PDL is timed against L2 plainly and
+// against L2 acquiring L1's rows (down_by_rows) in the first plan's GC-MoE graphs, in pairs; PDL
+// is turned off in the buckets where it lost every pair to plainly, L2 by rows turned on where it
+// won every pair; then the plan chosen again is timed at every point alone and in pairs with the
+// sequential graph
 // ("back_to_back", with the SM clock over the rounds).
 
 #include <cuda_runtime.h>

@@ -1,6 +1,10 @@
 #include "kernels/moe/expert_ffn_launch.h"
 
+#include <cstdint>
+
 #include "engine/common/check.h"
+#include "kernels/moe/expert_rows_clear.h"
+#include "kernels/moe/expert_rows_handshake.h"
 #include "kernels/moe/fp8_expert_wgmma.h"
 #include "kernels/moe/mxfp4_expert_wgmma.h"
 
@@ -37,6 +41,14 @@ Status launch_expert_ffn(MoeLayerConfig const& c, ExpertSet const& experts,
                          MoeLayerSync const* sync, cudaStream_t stream) {
   GCMOE_CHECK_ARG(sync == nullptr || sync->ready_rows == nullptr || rows.ready_rows != nullptr,
                   "expert ffn: readiness needs the rows' flags");
+  // L2 acquiring L1's rows needs L2 launched by PDL (the overlap it exists for) and the rows the
+  // clear after it zeroes.
+  bool const by_rows = rows.rows_done != nullptr;
+  GCMOE_CHECK_ARG(!by_rows || (sync != nullptr && sync->overlap_down && sync->error != nullptr &&
+                               rows.rows_used > 0 && rows.rows_used <= INT32_MAX),
+                  "expert ffn: L2 by rows needs L2 launched by PDL, an error flag and 1 to 2^31 "
+                  "rows to clear ({})",
+                  rows.rows_used);
   bool const mxfp4 = experts.format == ExpertWeightFormat::kMxfp4;
   PackedExpertSections const& sections = experts.sections;
   auto const launch = [&](Fp8ExpertGemmArgs const& args) {
@@ -75,7 +87,6 @@ Status launch_expert_ffn(MoeLayerConfig const& c, ExpertSet const& experts,
     l1.ready_system_scope = sync->system_scope;
     l1.allow_overlap_next = sync->overlap_down;
   }
-  GCMOE_RETURN_IF_ERROR(launch(l1));
   Fp8ExpertGemmArgs l2 = l1;
   l2.stage = ExpertGemmStage::kDown;
   l2.weights = experts.base + sections.l2_codes;
@@ -96,7 +107,17 @@ Status launch_expert_ffn(MoeLayerConfig const& c, ExpertSet const& experts,
   l2.allow_overlap_next = sync != nullptr && sync->chain;
   l2.overlap_previous = sync != nullptr && sync->overlap_down;
   l2.spread_sms = sync != nullptr ? sync->compute_sms : 0;
-  return launch(l2);
+  if (by_rows) {
+    GCMOE_RETURN_IF_ERROR(link_rows_done(l1, l2, rows.rows_done, sync->error));
+  }
+  GCMOE_RETURN_IF_ERROR(launch(l1));
+  GCMOE_RETURN_IF_ERROR(launch(l2));
+  if (by_rows) {
+    // Launched by PDL once L2 lets it (link_rows_done); it lets the combine after it start.
+    GCMOE_RETURN_IF_ERROR(launch_clear_rows_done(rows.rows_done, static_cast<int>(rows.rows_used),
+                                                 /*overlap_previous=*/true, stream));
+  }
+  return Status();
 }
 
 }  // namespace gcmoe::kernels

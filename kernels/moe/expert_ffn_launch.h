@@ -26,7 +26,12 @@ struct ExpertFfnRows {
   float* h_scales = nullptr;             // [rows, I / 128]
   std::uint16_t* y = nullptr;            // [rows, H] bf16
   int const* ready_rows = nullptr;       // with sync: per-row epoch flags L1 acquires
-  std::int64_t capacity = 0;             // rows x, h and y hold from these pointers (0: unknown)
+  // With sync->overlap_down: L1 -> L2 counters per row (MoeLayerSync::rows_done), of which the
+  // first rows_used are zeroed after L2 (at least the rows the pair reaches). Null: L2 waits for
+  // L1's grid.
+  int* rows_done = nullptr;
+  std::int64_t rows_used = 0;
+  std::int64_t capacity = 0;  // rows x, h and y hold from these pointers (0: unknown)
 };
 
 // Packed experts of one format: expert i at base + i · sections.stride.

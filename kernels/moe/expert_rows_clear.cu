@@ -11,8 +11,10 @@ namespace {
 constexpr int kClearThreads = 256;
 
 __global__ void __launch_bounds__(kClearThreads) clear_rows_done_kernel(int* rows_done, int rows) {
-  // Every CTA of the L2 before it has read its counters.
-  hopper::wait_prior_grid();
+  // The kernel after it (the layer's combine, chained) may start launching; then every CTA of the
+  // L2 before it has read its counters. The next kernel's own wait covers this grid, and this
+  // grid completes only after L2 has: it reads nothing of L2's before it (enter_launch_chain).
+  hopper::enter_launch_chain(true);
   for (int i = static_cast<int>(blockIdx.x * blockDim.x + threadIdx.x); i < rows;
        i += static_cast<int>(gridDim.x * blockDim.x)) {
     rows_done[i] = 0;

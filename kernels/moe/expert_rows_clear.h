@@ -2,7 +2,8 @@
 // Zeroes the L1 -> L2 handshake's row counters (Fp8ExpertGemmArgs::rows_done) after the L2 that
 // acquired them, so the next launch pair starts from zero: a kernel on the same stream, launched
 // by PDL so its launch overlaps L2 (which must let it start: allow_overlap_next); it waits for L2
-// to complete before it writes.
+// to complete before it writes, and lets the kernel after it start launching (a launch chain,
+// hopper::enter_launch_chain).
 
 #include <cuda_runtime.h>
 

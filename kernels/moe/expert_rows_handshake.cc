@@ -22,24 +22,32 @@ StatusOr<ExpertRowsHandshake> ExpertRowsHandshake::create(int rows, cudaStream_t
   return h;
 }
 
-Status ExpertRowsHandshake::apply(Fp8ExpertGemmArgs& l1, Fp8ExpertGemmArgs& l2,
-                                  std::int64_t rows) const {
-  GCMOE_CHECK_ARG(rows >= 0 && rows <= this->rows(), "rows handshake: {} rows, counters for {}",
-                  rows, this->rows());
+Status link_rows_done(Fp8ExpertGemmArgs& l1, Fp8ExpertGemmArgs& l2, int* rows_done,
+                      unsigned* error) {
   GCMOE_CHECK_ARG_MSG(l1.stage == ExpertGemmStage::kGateUp && l1.tiles % kExpertGemmWarps == 0,
                       "rows handshake: L1 is the gate/up stage of 128-output tile groups");
-  l1.rows_done = rows_done_.data();
+  GCMOE_CHECK_ARG_MSG(rows_done != nullptr && error != nullptr,
+                      "rows handshake: no counters or no error flag");
+  l1.rows_done = rows_done;
   l1.allow_overlap_next = true;  // L2 may start while L1 runs
   l2.rows_done = nullptr;
-  l2.ready_blocks = rows_done_.data();
+  l2.ready_blocks = rows_done;
   l2.ready_block_rows = 1;
   l2.ready_epoch = l1.tiles / kExpertGemmWarps;  // every L1 tile group has stored the row
   l2.ready_epoch_device = nullptr;
-  l2.error = error_.data();
+  l2.ready_system_scope = false;  // L1 ran on this GPU
+  l2.error = error;
   l2.overlap_previous = true;
   l2.x_ready_by_rows = true;
   l2.allow_overlap_next = true;
   return Status();
+}
+
+Status ExpertRowsHandshake::apply(Fp8ExpertGemmArgs& l1, Fp8ExpertGemmArgs& l2,
+                                  std::int64_t rows) const {
+  GCMOE_CHECK_ARG(rows >= 0 && rows <= this->rows(), "rows handshake: {} rows, counters for {}",
+                  rows, this->rows());
+  return link_rows_done(l1, l2, rows_done_.data(), error_.data());
 }
 
 Status ExpertRowsHandshake::finish(cudaStream_t stream) const {

@@ -15,6 +15,15 @@
 
 namespace gcmoe::kernels {
 
+// Sets the handshake's fields on one launch pair's arguments, over the counters at rows_done (one
+// per row of the pair's x, h and y; zero before L1): L1 adds one per tile group to each row it
+// stores and lets L2 start early; L2, launched by PDL, acquires each pass's rows there (at L1's
+// tile-group count, gpu scope; past its ready_timeout_ns it raises kWaitRows in `error`) instead
+// of waiting for L1's grid, and lets the counters' clear (launch_clear_rows_done) start early.
+// INVALID_ARGUMENT unless L1 is the gate/up stage of whole 128-output tile groups.
+Status link_rows_done(Fp8ExpertGemmArgs& l1, Fp8ExpertGemmArgs& l2, int* rows_done,
+                      unsigned* error);
+
 class ExpertRowsHandshake {
  public:
   // For launch pairs over up to `rows` rows of x, h and y (from the pointers the pair is given).

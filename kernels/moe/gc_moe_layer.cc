@@ -3,6 +3,7 @@
 #include <array>
 
 #include "engine/common/check.h"
+#include "kernels/moe/expert_rows_clear.h"
 #include "kernels/moe/moe_local_dispatch.h"
 #include "kernels/moe/wait_sites.h"
 
@@ -18,6 +19,7 @@ StatusOr<GcMoeLayer> GcMoeLayer::create(MoeLayerConfig const& config, int max_to
   // Every kernel is loaded before the partitions run concurrently: a kernel loaded lazily while
   // the GEMM spins on the dispatch's flags can deadlock (docs/gpu-machine.md).
   GCMOE_RETURN_IF_ERROR(preload_local_dispatch());
+  GCMOE_RETURN_IF_ERROR(preload_clear_rows_done());
   GCMOE_ASSIGN_OR_RETURN(auto steps, MoeLayerSequential::create(config, max_tokens));
   layer.steps_.emplace(std::move(steps));
   GCMOE_ASSIGN_OR_RETURN(
@@ -29,6 +31,9 @@ StatusOr<GcMoeLayer> GcMoeLayer::create(MoeLayerConfig const& config, int max_to
   GCMOE_ASSIGN_OR_RETURN(layer.ready_rows_,
                          cuda::DeviceBuffer<int>::allocate(static_cast<std::size_t>(max_rows)));
   GCMOE_RETURN_IF_ERROR(layer.ready_rows_.fill_bytes(0));
+  GCMOE_ASSIGN_OR_RETURN(layer.rows_done_,
+                         cuda::DeviceBuffer<int>::allocate(static_cast<std::size_t>(max_rows)));
+  GCMOE_RETURN_IF_ERROR(layer.rows_done_.fill_bytes(0));
   GCMOE_ASSIGN_OR_RETURN(layer.layout_ready_, cuda::DeviceBuffer<int>::allocate(1));
   GCMOE_RETURN_IF_ERROR(layer.layout_ready_.fill_bytes(0));
   GCMOE_ASSIGN_OR_RETURN(layer.epoch_, cuda::DeviceBuffer<int>::allocate(1));
@@ -97,12 +102,15 @@ StatusOr<cuda::Graph> GcMoeLayer::capture_overlapped(MoeLayerDeviceWeights const
   // on one or two streams each step follows what it reads in its stream, and an acquire per GEMM
   // CTA and per dispatch block would only add latency (bench/NOTES.md).
   bool const flags = comm != nullptr;
+  GcPartitionStep const& step = plan().step(num_tokens);
+  bool const overlap_down = options_.overlap_down && step.overlap_down;
   MoeLayerSync const sync{
       .ready_rows = flags ? ready_rows_.data() : nullptr,
       .epoch = flags ? epoch_.data() : nullptr,
       .layout_ready = flags ? layout_ready_.data() : nullptr,
       .error = error_.data(),
-      .overlap_down = options_.overlap_down && plan().step(num_tokens).overlap_down,
+      .overlap_down = overlap_down,
+      .rows_done = overlap_down && step.down_by_rows ? rows_done_.data() : nullptr,
       .chain = options_.chain,
       .compute_sms = compute_sms(num_tokens),
       .wait_timeout_ns = options_.wait_timeout_ns};

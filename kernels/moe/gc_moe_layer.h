@@ -11,9 +11,10 @@
 // release-stores each row's epoch flag as it lands, the GEMM streams its first weight stages at
 // once and acquires the flags of each pass's rows before reading them (the token-ring
 // handshake). The shared expert needs no routing, so its dispatch and GEMM start with the router.
-// Each L2 starts while its L1 drains (programmatic dependent launch). The combine advances the
-// epoch on the device, so the next replay needs no clean pass and no host work: flags only grow,
-// a row is ready in replay e once its flag reads e (the replay parity is epoch & 1).
+// Each L2 starts while its L1 drains (programmatic dependent launch), in buckets whose plan step
+// says so acquiring L1's rows pass by pass (GcPartitionStep::down_by_rows). The combine advances
+// the epoch on the device, so the next replay needs no clean pass and no host work: flags only
+// grow, a row is ready in replay e once its flag reads e (the replay parity is epoch & 1).
 //
 // The sequential baseline is the same steps on one stream over the whole device
 // (MoeLayerSequential::run), captured the same way: `sequential_graph`.
@@ -94,7 +95,9 @@ class GcMoeLayer {
   GcMoeOptions options_;
   std::optional<GcPartitionSet> partitions_;  // always set once created
   std::optional<MoeLayerSequential> steps_;   // always set once created
-  cuda::DeviceBuffer<int> ready_rows_, layout_ready_, epoch_;
+  // rows_done_: the L1 -> L2 counters of the buckets whose step has down_by_rows (the routed and
+  // the shared pair use rows of their own, each zeroed after its L2).
+  cuda::DeviceBuffer<int> ready_rows_, rows_done_, layout_ready_, epoch_;
   cuda::DeviceBuffer<unsigned> error_;
   cuda::Event start_, comm_done_, side_done_;  // the graph's fork and join points
   cuda::Stream whole_side_;  // the shared expert's stream in overlapped buckets without partition

@@ -26,6 +26,14 @@ StatusOr<GcPartitionPlan> GcPartitionPlan::create(std::vector<GcPartitionStep> s
                     "a partition plan step with a comm partition ({} SMs) and overlapped: the "
                     "overlapped body is the no-partition choice",
                     s.comm_sms);
+    GCMOE_CHECK_ARG(!s.down_by_rows || s.overlap_down,
+                    "partition plan step up to {} tokens: down_by_rows needs overlap_down (L2 by "
+                    "PDL acquires L1's rows)",
+                    s.max_tokens);
+    GCMOE_CHECK_ARG(!s.down_by_rows || s.comm_sms > 0 || s.overlapped,
+                    "partition plan step up to {} tokens: down_by_rows in the sequential graph, "
+                    "which has no PDL (a comm partition or overlapped)",
+                    s.max_tokens);
     previous = s.max_tokens;
   }
   GcPartitionPlan plan;
@@ -90,7 +98,8 @@ StatusOr<GcPartitionPlan> GcPartitionPlan::choose(std::span<GcPartitionMeasureme
                                .comm_sms = choice,
                                .shared_separate = choice == 0 && !overlapped && separate,
                                .overlapped = overlapped,
-                               .overlap_down = !l2_plain};
+                               .overlap_down = !l2_plain,
+                               .down_by_rows = gc_graph && !l2_plain && m.by_rows_won_every_round};
     if (!steps.empty() && same_choice(steps.back(), next)) {
       steps.back().max_tokens = m.tokens;
     } else {
@@ -126,7 +135,8 @@ std::string GcPartitionPlan::to_json() const {
                      {"comm_sms", s.comm_sms},
                      {"shared_separate", s.shared_separate},
                      {"overlapped", s.overlapped},
-                     {"overlap_down", s.overlap_down}});
+                     {"overlap_down", s.overlap_down},
+                     {"down_by_rows", s.down_by_rows}});
   }
   return nlohmann::json{{"steps", steps}}.dump(2);
 }
@@ -148,6 +158,8 @@ StatusOr<GcPartitionPlan> GcPartitionPlan::from_json(std::string const& text) {
                     "partition plan step {}: overlapped must be true or false", steps.size());
     GCMOE_CHECK_ARG(!s.contains("overlap_down") || s["overlap_down"].is_boolean(),
                     "partition plan step {}: overlap_down must be true or false", steps.size());
+    GCMOE_CHECK_ARG(!s.contains("down_by_rows") || s["down_by_rows"].is_boolean(),
+                    "partition plan step {}: down_by_rows must be true or false", steps.size());
     bool const separate = s.contains("shared_separate") && s["shared_separate"].get<bool>();
     bool const overlapped = s.contains("overlapped") && s["overlapped"].get<bool>();
     bool const overlap_down = !s.contains("overlap_down") || s["overlap_down"].get<bool>();
@@ -155,7 +167,8 @@ StatusOr<GcPartitionPlan> GcPartitionPlan::from_json(std::string const& text) {
                      .comm_sms = s["comm_sms"].get<int>(),
                      .shared_separate = separate,
                      .overlapped = overlapped,
-                     .overlap_down = overlap_down});
+                     .overlap_down = overlap_down,
+                     .down_by_rows = s.contains("down_by_rows") && s["down_by_rows"].get<bool>()});
   }
   return create(std::move(steps));
 }

@@ -34,6 +34,13 @@ struct GcPartitionStep {
   // the small kernels' launch chains stay on in every GC-MoE graph (GcMoeOptions::chain). The
   // single-rank layer's sequential graph never uses PDL.
   bool overlap_down = true;
+  // With overlap_down, in the single-rank layer's GC-MoE graph: each L2 acquires its L1's rows
+  // pass by pass (kernels/moe/expert_rows_handshake.h) instead of waiting for L1's whole grid, so
+  // its first CTAs run on the SMs L1's last wave leaves idle; a small kernel after each L2 zeroes
+  // the counters. The FFN benchmarks measured FP8 1.01-1.06x and MXFP4 0.90-1.07x against plain
+  // PDL (bench/NOTES.md, twenty-first session), so the plan takes it per bucket. The
+  // expert-parallel layer does not have it yet: INVALID_ARGUMENT there.
+  bool down_by_rows = false;
   bool operator==(GcPartitionStep const&) const = default;
 };
 
@@ -57,6 +64,10 @@ struct GcPartitionMeasurement {
   // overlap_down = false. Measured after a first choose() on the plan it returned (the bench
   // chooses twice: the choice itself does not depend on this field).
   bool without_pdl_won_every_round = false;
+  // Measured the same way: that graph with L2 acquiring L1's rows (down_by_rows) won every pair
+  // against itself with L2 waiting for L1's grid. The step gets down_by_rows unless L2 goes
+  // plainly (without_pdl_won_every_round, or the overlapped body's plain candidate).
+  bool by_rows_won_every_round = false;
 };
 
 class GcPartitionPlan {
@@ -71,7 +82,8 @@ class GcPartitionPlan {
   // noise) and the overlapped body where that is a candidate (GcPartitionMeasurement), else the
   // overlapped body if a candidate (with L2 by PDL or plainly, the faster candidate), else none
   // with the faster placement; L2 by PDL unless the chosen GC-MoE graph lost to itself without it
-  // in every pair (without_pdl_won_every_round) or is the overlapped body's plain candidate.
+  // in every pair (without_pdl_won_every_round) or is the overlapped body's plain candidate;
+  // with L2 by PDL, L2 by rows where that won every pair (by_rows_won_every_round).
   // Neighbouring token counts with the same choice merge.
   static StatusOr<GcPartitionPlan> choose(std::span<GcPartitionMeasurement const> measured,
                                           double min_gain);
@@ -83,8 +95,8 @@ class GcPartitionPlan {
   // The distinct nonzero comm sizes, ascending (one green-context split each).
   std::vector<int> comm_sizes() const;
   // {"steps": [{"max_tokens": 1, "comm_sms": 16, "shared_separate": false, "overlapped": false,
-  // "overlap_down": true}, ...]}; "shared_separate" and "overlapped" may be left out (false), and
-  // "overlap_down" (true).
+  // "overlap_down": true, "down_by_rows": false}, ...]}; "shared_separate", "overlapped" and
+  // "down_by_rows" may be left out (false), and "overlap_down" (true).
   std::string to_json() const;
   static StatusOr<GcPartitionPlan> from_json(std::string const& text);
 

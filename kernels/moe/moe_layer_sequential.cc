@@ -231,8 +231,12 @@ Status MoeLayerSequential::experts_routed(MoeLayerDeviceWeights const& weights, 
   bool const with_shared = weights.has_shared && shared == SharedExpertLaunch::kWithRouted;
   select.max_active = std::min(c.num_experts, num_tokens * c.top_k) + (with_shared ? 1 : 0);
   select.rows_per_expert_hint = routed_rows_hint(num_tokens, c.top_k, c.num_experts);
+  // Rows: T·k routed pairs in expert order, then the shared expert's T with kWithRouted.
+  std::int64_t const used =
+      static_cast<std::int64_t>(num_tokens) * (c.top_k + (with_shared ? 1 : 0));
   return launch_expert_ffn(c, routed_experts(weights),
-                           rows_from(0, c.expert.weight_before_down, sync), select, sync, stream);
+                           rows_from(0, used, c.expert.weight_before_down, sync), select, sync,
+                           stream);
 }
 
 Status MoeLayerSequential::experts_shared(MoeLayerDeviceWeights const& weights, int num_tokens,
@@ -251,13 +255,14 @@ Status MoeLayerSequential::experts_shared(MoeLayerDeviceWeights const& weights, 
   select.max_active = 1;
   select.rows_per_expert_hint = num_tokens;  // every token
   select.fixed_expert_alone = alone;
-  return launch_expert_ffn(config_, slot.set, rows_from(first_row, false, sync), select, sync,
-                           stream);
+  return launch_expert_ffn(config_, slot.set, rows_from(first_row, num_tokens, false, sync), select,
+                           sync, stream);
 }
 
-ExpertFfnRows MoeLayerSequential::rows_from(std::int64_t first_row, bool weighted,
-                                            MoeLayerSync const* sync) const {
+ExpertFfnRows MoeLayerSequential::rows_from(std::int64_t first_row, std::int64_t used,
+                                            bool weighted, MoeLayerSync const* sync) const {
   MoeLayerConfig const& c = config_;
+  bool const by_rows = sync != nullptr && sync->rows_done != nullptr;
   return {.x = xq_.data() + first_row * c.hidden,
           .x_scales = x_scales_.data() + first_row * (c.hidden / 128),
           .route_weights = weighted ? row_weights_.data() + first_row : nullptr,
@@ -267,6 +272,8 @@ ExpertFfnRows MoeLayerSequential::rows_from(std::int64_t first_row, bool weighte
           .ready_rows = sync != nullptr && sync->ready_rows != nullptr
                             ? sync->ready_rows + first_row
                             : nullptr,
+          .rows_done = by_rows ? sync->rows_done + first_row : nullptr,
+          .rows_used = used,
           .capacity = static_cast<std::int64_t>(xq_.size()) / c.hidden - first_row};
 }
 

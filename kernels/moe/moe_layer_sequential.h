@@ -63,6 +63,10 @@ struct MoeLayerSync {
   unsigned* error = nullptr;  // set to 1 when a GEMM wait times out
   // Programmatic dependent launch in the step: L2 starts while L1 runs.
   bool overlap_down = false;
+  // With overlap_down: [ready_flags()] counters, zero between launch pairs, through which each L2
+  // acquires its rows from L1 pass by pass (link_rows_done) instead of waiting for L1's whole
+  // grid; a kernel after each L2 zeroes its pair's rows. Null: L2 waits for L1's grid.
+  int* rows_done = nullptr;
   // The small kernels' launch chains: the router's kernels, align & sort and the active list, and
   // L2 and the combine (each launched while the one before runs; hopper::enter_launch_chain).
   bool chain = false;
@@ -132,8 +136,10 @@ class MoeLayerSequential {
  private:
   MoeLayerSequential() = default;
   Status check_tokens(int num_tokens) const;
-  // The expert FFN's rows from first_row (0: routed, else the shared expert's).
-  ExpertFfnRows rows_from(std::int64_t first_row, bool weighted, MoeLayerSync const* sync) const;
+  // The expert FFN's rows from first_row (0: routed, else the shared expert's), of which the
+  // launch pair uses `used` (the rows of its L1 -> L2 counters it zeroes).
+  ExpertFfnRows rows_from(std::int64_t first_row, std::int64_t used, bool weighted,
+                          MoeLayerSync const* sync) const;
 
   MoeLayerConfig config_;
   int max_tokens_ = 0;

@@ -10,6 +10,7 @@
 #include <random>
 #include <vector>
 
+#include "kernels/moe/ep_gc_moe_layer.h"
 #include "tests/gpu/kernels/moe/moe_layer_fixture.h"
 #include "tests/support/catch.h"
 #include "tests/support/error_norm.h"
@@ -153,6 +154,60 @@ TEST_CASE("GC-MoE with L2 after L1 (a plan step without PDL; DeepSeek-V4.1, MXFP
                                         .overlap_down = false}});
   REQUIRE(plan.ok());
   run_case(c, {.plan = *plan});
+}
+
+// A plan step with L2 acquiring L1's rows pass by pass (down_by_rows): a split and the overlapped
+// body, FP8 (GLM-5.2, two L1 tile groups per row) and MXFP4 with the FP8 shared expert on its side
+// stream; each equals the sequential baseline bit for bit across replays with new inputs (a
+// counter not zeroed after a replay's L2 would let the next replay's L2 read rows early). Each
+// launch pair adds its counters' clear to the graph.
+TEST_CASE("GC-MoE with L2 acquiring L1's rows (a plan step with down_by_rows)") {
+  bool const mxfp4 = GENERATE(false, true);
+  MoeLayerCase c =
+      mxfp4 ? testing::deepseek_small_case(ExpertWeightFormat::kMxfp4) : MoeLayerCase{};
+  if (!mxfp4) {
+    c.family = MoeFamily::kGlm52;
+    c.top_k = 8;
+    c.inter = 256;
+  }
+  c.tokens = GENERATE(2, 33);
+  c.seed = 510 + static_cast<std::uint64_t>(c.tokens);
+  bool const overlapped = GENERATE(true, false);
+  GcPartitionStep step{
+      .max_tokens = c.tokens, .comm_sms = overlapped ? 0 : 16, .overlapped = overlapped};
+  auto plain_plan = GcPartitionPlan::create({step});
+  step.down_by_rows = true;
+  auto rows_plan = GcPartitionPlan::create({step});
+  REQUIRE(plain_plan.ok());
+  REQUIRE(rows_plan.ok());
+  run_case(c, {.plan = *rows_plan});
+
+  testing::MoeLayerFixture f = testing::make_moe_layer_fixture(c);
+  auto plain = GcMoeLayer::create(f.config, c.tokens, 0, {.plan = *plain_plan});
+  auto by_rows = GcMoeLayer::create(f.config, c.tokens, 0, {.plan = *rows_plan});
+  REQUIRE(plain.ok());
+  REQUIRE(by_rows.ok());
+  REQUIRE(plain->prepare(f.weights(), f.d_x.data(), f.d_out.data(), c.tokens).ok());
+  REQUIRE(by_rows->prepare(f.weights(), f.d_x.data(), f.d_out.data(), c.tokens).ok());
+  auto const plain_nodes = plain->kernel_nodes(c.tokens);
+  auto const rows_nodes = by_rows->kernel_nodes(c.tokens);
+  REQUIRE(plain_nodes.ok());
+  REQUIRE(rows_nodes.ok());
+  int const pairs = f.weights().has_shared ? 2 : 1;
+  std::printf("gc-moe by rows T=%d: %d kernel nodes, %d with L2 waiting for L1's grid\n", c.tokens,
+              *rows_nodes, *plain_nodes);
+  CHECK(*rows_nodes == *plain_nodes + pairs);
+}
+
+// The expert-parallel layer has no L2 by rows yet: a plan asking for it is refused at create,
+// before any memory is touched, never ignored.
+TEST_CASE("EP GC-MoE layer refuses a plan step with down_by_rows") {
+  testing::MoeLayerFixture f = testing::make_moe_layer_fixture(MoeLayerCase{});
+  auto plan = GcPartitionPlan::create({{.max_tokens = 4, .comm_sms = 16, .down_by_rows = true}});
+  REQUIRE(plan.ok());
+  auto layer = EpGcMoeLayer::create(f.config, 4, 2, 0, 0, cuda::SymmetricMemory{}, {.plan = *plan});
+  CHECK(layer.status().code() == StatusCode::kInvalidArgument);
+  std::printf("ep gc-moe with down_by_rows: %s\n", layer.status().to_string().c_str());
 }
 
 // The two PDL switches apart (GcMoeOptions::overlap_down, ::chain): the small kernels' chains

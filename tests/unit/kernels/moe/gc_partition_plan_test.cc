@@ -208,9 +208,62 @@ TEST_CASE("Partition plan: the overlapped body with L2 by PDL or plainly, the fa
   CHECK(GcPartitionPlan::choose(bad, 1.02).status().code() == StatusCode::kInvalidArgument);
 }
 
+TEST_CASE("Partition plan: L2 by rows where it won every pair against L2 by PDL") {
+  std::vector<GcPartitionMeasurement> const m = {
+      // A split whose L2 by rows won every pair.
+      {.tokens = 1,
+       .sequential_us = 120.0,
+       .gc_us = {{16, 100.0}},
+       .by_rows_won_every_round = true},
+      // The overlapped body, L2 by PDL, by rows won.
+      {.tokens = 8,
+       .sequential_us = 520.0,
+       .overlapped_us = 510.0,
+       .overlapped_won_every_round = true,
+       .by_rows_won_every_round = true},
+      // L2 plainly won too: plainly it is (by rows needs PDL).
+      {.tokens = 16,
+       .sequential_us = 900.0,
+       .gc_us = {{8, 860.0}},
+       .without_pdl_won_every_round = true,
+       .by_rows_won_every_round = true},
+      // The overlapped body's plain candidate: no PDL, so no rows.
+      {.tokens = 32,
+       .sequential_us = 1500.0,
+       .overlapped_plain_us = 1480.0,
+       .overlapped_plain_won_every_round = true,
+       .by_rows_won_every_round = true},
+      // The sequential graph has no PDL: the flag does not make a step of its own.
+      {.tokens = 64, .sequential_us = 2000.0, .by_rows_won_every_round = true},
+      // A split where by rows lost a pair.
+      {.tokens = 128, .sequential_us = 2300.0, .gc_us = {{24, 2200.0}}},
+  };
+  auto plan = GcPartitionPlan::choose(m, 1.02);
+  REQUIRE(plan.ok());
+  std::vector<GcPartitionStep> const want = {
+      {.max_tokens = 1, .comm_sms = 16, .down_by_rows = true},
+      {.max_tokens = 8, .overlapped = true, .down_by_rows = true},
+      {.max_tokens = 16, .comm_sms = 8, .overlap_down = false},
+      {.max_tokens = 32, .overlapped = true, .overlap_down = false},
+      {.max_tokens = 64},
+      {.max_tokens = 128, .comm_sms = 24}};
+  CHECK(std::vector<GcPartitionStep>(plan->steps().begin(), plan->steps().end()) == want);
+  // By rows is a kind of L2 by PDL in a GC-MoE graph: refused without either.
+  CHECK(GcPartitionPlan::create(
+            {{.max_tokens = 1, .comm_sms = 8, .overlap_down = false, .down_by_rows = true}})
+            .status()
+            .code() == StatusCode::kInvalidArgument);
+  CHECK(GcPartitionPlan::create({{.max_tokens = 1, .down_by_rows = true}}).status().code() ==
+        StatusCode::kInvalidArgument);
+}
+
 TEST_CASE("Partition plan: JSON round trip and bad JSON") {
-  auto plan = GcPartitionPlan::create(
-      {{1, 16}, {2, 0, true}, {8, 0, false, true}, {16, 8, false, false, false}, {256, 24}});
+  auto plan = GcPartitionPlan::create({{1, 16},
+                                       {2, 0, true},
+                                       {8, 0, false, true},
+                                       {16, 8, false, false, false},
+                                       {32, 8, false, false, true, true},
+                                       {256, 24}});
   REQUIRE(plan.ok());
   auto back = GcPartitionPlan::from_json(plan->to_json());
   REQUIRE(back.ok());
@@ -220,13 +273,20 @@ TEST_CASE("Partition plan: JSON round trip and bad JSON") {
   CHECK(back->step(5).overlapped);
   CHECK_FALSE(back->step(12).overlap_down);
   CHECK(back->step(100).overlap_down);
-  // Plans written before "overlapped" existed read as the sequential graph, and before
-  // "overlap_down" with L2 by PDL.
+  CHECK(back->step(20).down_by_rows);
+  CHECK_FALSE(back->step(100).down_by_rows);
+  // Plans written before "overlapped" existed read as the sequential graph, before
+  // "overlap_down" with L2 by PDL, and before "down_by_rows" with L2 waiting for L1's grid.
   auto old = GcPartitionPlan::from_json(
       "{\"steps\": [{\"max_tokens\": 4, \"comm_sms\": 0, \"shared_separate\": true}]}");
   REQUIRE(old.ok());
   CHECK_FALSE(old->step(4).overlapped);
   CHECK(old->step(4).overlap_down);
+  CHECK_FALSE(old->step(4).down_by_rows);
+  CHECK(GcPartitionPlan::from_json(
+            "{\"steps\": [{\"max_tokens\": 1, \"comm_sms\": 8, \"down_by_rows\": 1}]}")
+            .status()
+            .code() == StatusCode::kInvalidArgument);
   CHECK(GcPartitionPlan::from_json(
             "{\"steps\": [{\"max_tokens\": 1, \"comm_sms\": 8, \"overlap_down\": 0}]}")
             .status()
