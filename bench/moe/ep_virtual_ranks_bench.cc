@@ -5,7 +5,9 @@
 // dispatch, done flags, pull combine, N·(route + plan) launches) costs against the single-rank
 // layer on the same N·T tokens — not multi-GPU speed, which needs N GPUs. Both are timed in the
 // same run as graph replays (the group alternates its two parity graphs), each beside the HBM floor
-// of the bytes the step must read, and the outputs are compared (bit equality and rel-L2).
+// of the bytes the step must read, and the outputs are compared (bit equality and rel-L2). The
+// group is timed again with every rank's L2 acquiring its L1's rows (down_by_rows; single
+// timings, not pairs), whose output must equal the group's bit for bit.
 //
 // Usage: bench_ep_virtual_ranks [--out FILE] [--reps 20] [--commit SHA] [--ranks 2,4,8]
 #include <cuda_runtime.h>
@@ -65,6 +67,7 @@ Status run(Options const& options) {
   GCMOE_ASSIGN_OR_RETURN(auto x, DeviceBuffer<float>::allocate(kMaxTokens * m.hidden));
   GCMOE_ASSIGN_OR_RETURN(auto out_single, DeviceBuffer<float>::allocate(kMaxTokens * m.hidden));
   GCMOE_ASSIGN_OR_RETURN(auto out_ep, DeviceBuffer<float>::allocate(kMaxTokens * m.hidden));
+  GCMOE_ASSIGN_OR_RETURN(auto out_rows, DeviceBuffer<float>::allocate(kMaxTokens * m.hidden));
   GCMOE_RETURN_IF_ERROR(fill_experts(experts.data(), m.experts + 1, s, 11, stream));
   GCMOE_RETURN_IF_ERROR(
       fill_random_floats(gate.data(), m.experts * m.hidden, -0.02f, 0.02f, 7, stream));
@@ -83,8 +86,9 @@ Status run(Options const& options) {
   double const router_bytes = 4.0 * m.experts * m.hidden;
   fmt::print("ceiling (best read stream) {:.0f} GB/s; GLM-5.2 shape; virtual ranks share ONE GPU\n",
              ceiling_gbps);
-  fmt::print("{:>5} {:>7} {:>8} {:>9} {:>11} {:>11} {:>9} {:>6} {:>9}\n", "ranks", "T/rank",
-             "experts", "floor_us", "single_us", "ep_group_us", "ep/single", "equal", "rel_l2");
+  fmt::print("{:>5} {:>7} {:>8} {:>9} {:>11} {:>11} {:>9} {:>6} {:>9} {:>11} {:>9}\n", "ranks",
+             "T/rank", "experts", "floor_us", "single_us", "ep_group_us", "ep/single", "equal",
+             "rel_l2", "ep_rows_us", "pdl/rows");
   nlohmann::json points = nlohmann::json::array();
   for (int const ranks : options.ranks) {
     int const local = m.experts / ranks;
@@ -124,6 +128,20 @@ Status run(Options const& options) {
           double const ep_us,
           time_launches(group.stream(), options.reps, [&]() -> Status { return group.replay(); }));
       GCMOE_RETURN_IF_ERROR(group.synchronize());
+      // The same group with every rank's L2 acquiring its L1's rows (EpMoeRank::set_down_by_rows)
+      // instead of waiting for L1's grid; its output must equal the group's above bit for bit.
+      GCMOE_ASSIGN_OR_RETURN(auto rows_group,
+                             kernels::EpVirtualGroup::create(config, per_rank, weights, 0, 16));
+      std::vector<float*> rows_outs;
+      for (int r = 0; r < ranks; ++r) {
+        rows_group.rank(r).set_down_by_rows(true);
+        rows_outs.push_back(out_rows.data() + std::int64_t{r} * per_rank * m.hidden);
+      }
+      GCMOE_RETURN_IF_ERROR(rows_group.capture(xs, counts, rows_outs));
+      GCMOE_ASSIGN_OR_RETURN(double const rows_us,
+                             time_launches(rows_group.stream(), options.reps,
+                                           [&]() -> Status { return rows_group.replay(); }));
+      GCMOE_RETURN_IF_ERROR(rows_group.synchronize());
       // The single-rank layer on the same N·T tokens (shared expert in its own launch, as EP).
       GCMOE_ASSIGN_OR_RETURN(cuda::Graph const graph,
                              cuda::Graph::capture(stream, [&](cudaStream_t st) {
@@ -138,6 +156,10 @@ Status run(Options const& options) {
       GCMOE_ASSIGN_OR_RETURN(auto const a, read_back(out_ep.data(), values));
       GCMOE_ASSIGN_OR_RETURN(auto const b, read_back(out_single.data(), values));
       bool const equal = std::memcmp(a.data(), b.data(), values * 4) == 0;
+      GCMOE_ASSIGN_OR_RETURN(auto const by_rows, read_back(out_rows.data(), values));
+      if (std::memcmp(a.data(), by_rows.data(), values * 4) != 0) {
+        return Status(StatusCode::kInternal, "EP output with L2 by rows differs from L2 by PDL");
+      }
       double diff = 0.0;
       double norm = 0.0;
       for (std::size_t i = 0; i < values; ++i) {
@@ -151,9 +173,11 @@ Status run(Options const& options) {
       std::size_t const touched = std::set<int>(ids.begin(), ids.end()).size();
       double const bytes = (static_cast<double>(touched) + 1.0) * stride + router_bytes;
       double const floor_us = bytes / (ceiling_gbps * 1e9) * 1e6;
-      fmt::print("{:>5} {:>7} {:>8} {:>9.1f} {:>11.1f} {:>11.1f} {:>8.2f}x {:>6} {:>9.2e}\n", ranks,
-                 per_rank, touched, floor_us, single_us, ep_us, ep_us / single_us,
-                 equal ? "yes" : "no", rel_l2);
+      fmt::print(
+          "{:>5} {:>7} {:>8} {:>9.1f} {:>11.1f} {:>11.1f} {:>8.2f}x {:>6} {:>9.2e} {:>11.1f} "
+          "{:>8.3f}x\n",
+          ranks, per_rank, touched, floor_us, single_us, ep_us, ep_us / single_us,
+          equal ? "yes" : "no", rel_l2, rows_us, ep_us / rows_us);
       points.push_back({{"ranks", ranks},
                         {"tokens_per_rank", per_rank},
                         {"touched_experts", touched},
@@ -161,6 +185,8 @@ Status run(Options const& options) {
                         {"single_rank_same_tokens_us", single_us},
                         {"ep_virtual_group_us", ep_us},
                         {"ep_over_single", ep_us / single_us},
+                        {"ep_virtual_group_by_rows_us", rows_us},
+                        {"ep_by_rows_speedup", ep_us / rows_us},
                         {"outputs_bit_equal", equal},
                         {"rel_l2_vs_single_rank", rel_l2}});
       // Bit equality holds while both sides route with the same router kernel; the single-rank

@@ -10,16 +10,11 @@ namespace gcmoe::kernels {
 StatusOr<EpGcMoeLayer> EpGcMoeLayer::create(MoeLayerConfig const& config, int max_tokens, int ranks,
                                             int rank, int device, cuda::SymmetricMemory memory,
                                             EpGcMoeOptions const& options) {
-  // Refused, never ignored: the overlapped no-partition body and L2 by rows are the single-rank
-  // layer's.
+  // Refused, never ignored: the overlapped no-partition body is the single-rank layer's.
   for (GcPartitionStep const& step : options.plan.steps()) {
     GCMOE_CHECK_ARG(!step.overlapped,
                     "expert-parallel GC-MoE: plan step up to {} tokens asks for the overlapped "
                     "body without partition, which only the single-rank layer runs",
-                    step.max_tokens);
-    GCMOE_CHECK_ARG(!step.down_by_rows,
-                    "expert-parallel GC-MoE: plan step up to {} tokens asks for L2 by rows "
-                    "(down_by_rows), which only the single-rank layer runs so far",
                     step.max_tokens);
   }
   GCMOE_CHECK_CUDA(cudaSetDevice(device));
@@ -63,6 +58,7 @@ Status EpGcMoeLayer::prepare(MoeLayerDeviceWeights const& weights, float const* 
                                         : SharedExpertLaunch::kWithRouted);
   }
   rank_->set_overlap_down(plan().step(num_tokens).overlap_down);
+  rank_->set_down_by_rows(plan().step(num_tokens).down_by_rows);
   rank_->set_compute_sms(partitions_->compute_sms(num_tokens));
   Bucket bucket{.weights = weights, .x = x, .out = out, .stream = streams.compute, .graphs = {}};
   // Two captures: each step takes the rank's next parity, so together they cover both.

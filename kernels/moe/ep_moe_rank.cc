@@ -7,6 +7,7 @@
 #include "engine/backends/cuda/stream.h"
 #include "engine/common/check.h"
 #include "kernels/moe/expert_ffn_launch.h"
+#include "kernels/moe/expert_rows_clear.h"
 #include "kernels/moe/expert_rows_hint.h"
 #include "kernels/moe/fp8_expert_wgmma.h"
 #include "kernels/moe/moe_local_dispatch.h"
@@ -48,6 +49,7 @@ StatusOr<EpMoeRank> EpMoeRank::create(MoeLayerConfig const& config, int max_toke
   GCMOE_RETURN_IF_ERROR(preload_local_dispatch());
   GCMOE_RETURN_IF_ERROR(preload_fp8_expert_wgmma());
   GCMOE_RETURN_IF_ERROR(preload_mxfp4_expert_wgmma());
+  GCMOE_RETURN_IF_ERROR(preload_clear_rows_done());
   EpMoeRank r;
   r.config_ = config;
   r.ranks_ = ranks;
@@ -89,6 +91,7 @@ StatusOr<EpMoeRank> EpMoeRank::create(MoeLayerConfig const& config, int max_toke
   GCMOE_RETURN_IF_ERROR(allocate_zeroed(r.pair_row_, std::int64_t{max_tokens} * config.top_k));
   GCMOE_RETURN_IF_ERROR(allocate_zeroed(r.h_, capacity * inter));
   GCMOE_RETURN_IF_ERROR(allocate_zeroed(r.h_scales_, capacity * (inter / 128)));
+  GCMOE_RETURN_IF_ERROR(allocate_zeroed(r.rows_done_, capacity));
   GCMOE_RETURN_IF_ERROR(allocate_zeroed(r.error_, 1));
   GCMOE_RETURN_IF_ERROR(allocate_zeroed(r.first_timeout_, 1));
   GCMOE_ASSIGN_OR_RETURN(r.epoch_, cuda::DeviceBuffer<int>::allocate(1));
@@ -189,6 +192,9 @@ Status EpMoeRank::experts(MoeLayerDeviceWeights const& weights, cudaStream_t str
       .h_scales = h_scales_.data(),
       .y = own.y,
       .ready_rows = own.row_flags[parity_],
+      // Every received row (the shared expert's segment too, when fused) is within capacity.
+      .rows_done = overlap_down_ && down_by_rows_ ? rows_done_.data() : nullptr,
+      .rows_used = capacity_,
       .capacity = capacity_};
   GCMOE_RETURN_IF_ERROR(
       launch_expert_ffn(config_, routed_experts(weights), rows, select, &s, stream));

@@ -77,6 +77,9 @@ class EpMoeRank {
   // true). The small kernels' launch chains stay on either way. Read when a step is enqueued
   // (captured).
   void set_overlap_down(bool overlap_down) { overlap_down_ = overlap_down; }
+  // With overlap_down: L2 acquires L1's rows pass by pass instead of waiting for L1's whole grid
+  // (MoeLayerSync::rows_done; default false). Read when a step is enqueued.
+  void set_down_by_rows(bool down_by_rows) { down_by_rows_ = down_by_rows; }
   // The SMs its GEMMs' stream may use (MoeLayerSync::compute_sms); 0: the device's.
   void set_compute_sms(int compute_sms) { compute_sms_ = compute_sms; }
   // Default kDoubleBuffered. kCleanAndBarrier is for the sequential baseline as issue 6 describes
@@ -128,6 +131,7 @@ class EpMoeRank {
   bool system_scope_ = false;
   SharedExpertLaunch shared_launch_ = SharedExpertLaunch::kSeparate;
   bool overlap_down_ = true;
+  bool down_by_rows_ = false;
   int compute_sms_ = 0;
   EpStepHandoff handoff_ = EpStepHandoff::kDoubleBuffered;
   std::optional<MoeLayerSequential> local_;  // routing and the shared expert; always set
@@ -138,6 +142,7 @@ class EpMoeRank {
   cuda::DeviceBuffer<int> send_base_, recv_offsets_, active_, num_active_, layout_ready_, epoch_;
   cuda::DeviceBuffer<std::int32_t> pair_rank_, pair_row_;
   cuda::DeviceBuffer<std::uint8_t> h_;
+  cuda::DeviceBuffer<int> rows_done_;  // [capacity] L1 -> L2 counters (down_by_rows)
   cuda::DeviceBuffer<float> h_scales_;
   cuda::DeviceBuffer<unsigned> error_;
   cuda::DeviceBuffer<EpWaitDetail> first_timeout_;

@@ -34,8 +34,10 @@ std::vector<MoeLayerDeviceWeights> rank_weights(testing::MoeLayerFixture const& 
   return weights;
 }
 
+// down_by_rows: every rank's L2 acquires its L1's rows (EpMoeRank::set_down_by_rows).
 void run_ranks(int ranks, MoeFamily family,
-               ExpertWeightFormat format = ExpertWeightFormat::kFp8Block128) {
+               ExpertWeightFormat format = ExpertWeightFormat::kFp8Block128,
+               bool down_by_rows = false) {
   testing::MoeLayerCase c;
   c.family = family;
   c.format = format;
@@ -48,6 +50,9 @@ void run_ranks(int ranks, MoeFamily family,
   auto const weights = rank_weights(f, ranks, shares);
   auto group = EpVirtualGroup::create(f.config, c.tokens, weights, 0, 16);
   REQUIRE(group.status().to_string() == "OK");
+  for (int r = 0; r < ranks; ++r) {
+    group->rank(r).set_down_by_rows(down_by_rows);
+  }
   auto single = MoeLayerSequential::create(f.config, c.tokens);
   REQUIRE(single.ok());
 
@@ -130,11 +135,11 @@ void run_ranks(int ranks, MoeFamily family,
     }
   }
   std::printf(
-      "ep virtual ranks=%d %s E=%d k=%d: 3 eager steps + 2 graph replays, worst rel_l2 vs "
+      "ep virtual ranks=%d %s E=%d k=%d%s: 3 eager steps + 2 graph replays, worst rel_l2 vs "
       "single-rank %.3e "
       "(rank-steps not bit-equal: %d), worst rel_l2_error vs CPU reference %.3e\n",
-      ranks, f.family_name(), c.experts, c.top_k, worst_vs_single, worst_mismatch_steps,
-      worst_error);
+      ranks, f.family_name(), c.experts, c.top_k, down_by_rows ? " L2 by rows" : "",
+      worst_vs_single, worst_mismatch_steps, worst_error);
   // Same rows, same kernels: only the GEMM's pass width may differ from the single-rank run.
   CHECK(worst_vs_single < 1e-3);
   CHECK(worst_error < 2e-2);
@@ -150,6 +155,13 @@ TEST_CASE("EP virtual ranks match the single-rank layer (DeepSeek-V4.1 semantics
 
 TEST_CASE("EP virtual ranks match the single-rank layer (DeepSeek-V4.1, MXFP4 routed experts)") {
   run_ranks(4, MoeFamily::kDeepseekV41, ExpertWeightFormat::kMxfp4);
+}
+
+// L2 acquiring L1's rows on every rank: the same outputs (the counters zeroed after each L2, so
+// the later steps and both parities' graphs start from zero).
+TEST_CASE("EP virtual ranks with L2 by rows match the single-rank layer") {
+  run_ranks(4, MoeFamily::kGlm52, ExpertWeightFormat::kFp8Block128, true);
+  run_ranks(4, MoeFamily::kDeepseekV41, ExpertWeightFormat::kMxfp4, true);
 }
 
 TEST_CASE("EP: a rank that never arrives ends its peers' step with an error") {

@@ -10,7 +10,6 @@
 #include <random>
 #include <vector>
 
-#include "kernels/moe/ep_gc_moe_layer.h"
 #include "tests/gpu/kernels/moe/moe_layer_fixture.h"
 #include "tests/support/catch.h"
 #include "tests/support/error_norm.h"
@@ -197,17 +196,6 @@ TEST_CASE("GC-MoE with L2 acquiring L1's rows (a plan step with down_by_rows)") 
   std::printf("gc-moe by rows T=%d: %d kernel nodes, %d with L2 waiting for L1's grid\n", c.tokens,
               *rows_nodes, *plain_nodes);
   CHECK(*rows_nodes == *plain_nodes + pairs);
-}
-
-// The expert-parallel layer has no L2 by rows yet: a plan asking for it is refused at create,
-// before any memory is touched, never ignored.
-TEST_CASE("EP GC-MoE layer refuses a plan step with down_by_rows") {
-  testing::MoeLayerFixture f = testing::make_moe_layer_fixture(MoeLayerCase{});
-  auto plan = GcPartitionPlan::create({{.max_tokens = 4, .comm_sms = 16, .down_by_rows = true}});
-  REQUIRE(plan.ok());
-  auto layer = EpGcMoeLayer::create(f.config, 4, 2, 0, 0, cuda::SymmetricMemory{}, {.plan = *plan});
-  CHECK(layer.status().code() == StatusCode::kInvalidArgument);
-  std::printf("ep gc-moe with down_by_rows: %s\n", layer.status().to_string().c_str());
 }
 
 // The two PDL switches apart (GcMoeOptions::overlap_down, ::chain): the small kernels' chains
