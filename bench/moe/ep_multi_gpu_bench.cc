@@ -15,8 +15,9 @@
 // sequential baseline as issue 6 describes the standard pipeline: variant 0 with one receive
 // buffer set, cleaned after the combine, and a barrier across ranks between replays
 // (EpStepHandoff::kCleanAndBarrier); 4 (opt-in ablation, JSON only) GC-MoE with the shared
-// expert's rows in the routed launch. "speedup" is variant 1 over the fastest of 0, 2, 3 that
-// ran; "vs_clean" over variant 3.
+// expert's rows in the routed launch; 5 GC-MoE with each L2 acquiring its L1's rows
+// (EpMoeRank::set_down_by_rows; "by_rows" is variant 1 over it, single timings, not in the plan).
+// "speedup" is variant 1 over the fastest of 0, 2, 3 that ran; "vs_clean" over variant 3.
 //
 // Then, when variants 0 and 1 ran: the per-bucket plan those measurements pick (GC-MoE's split
 // where it beats the faster double-buffered sequential placement by --min-gain, else the
@@ -25,7 +26,7 @@
 // measurement, not the sweep's best.
 //
 // Usage: bench_ep_multi_gpu [--out FILE] [--reps 50] [--commit SHA] [--comm 16] [--tokens 1,4,..]
-//                           [--variants 0,1,2,3] [--timeout-ms 2000] [--min-gain 1.02]
+//                           [--variants 0,1,2,3,5] [--timeout-ms 2000] [--min-gain 1.02]
 #include <cuda_runtime.h>
 #include <fmt/format.h>
 
@@ -62,8 +63,8 @@ struct Options {
   int comm_sms = 16;
   std::vector<int> tokens = {1, 2, 4, 8, 16, 32, 64, 128, 256};  // per rank
   // 0 sequential, 1 GC-MoE, 2 sequential with the shared expert fused, 3 sequential with a clean
-  // pass and a barrier between replays.
-  std::vector<int> variants = {0, 1, 2, 3};
+  // pass and a barrier between replays, 5 GC-MoE with L2 by rows.
+  std::vector<int> variants = {0, 1, 2, 3, 5};
   int timeout_ms = 2000;   // a rank's wait for a peer, before an error
   double min_gain = 1.02;  // the planned layer splits a bucket where GC-MoE wins by this much
 };
@@ -138,22 +139,24 @@ Status run(Options const& options) {
       "{} GPUs, GLM-5.2 shape, {} experts per GPU + shared; ceiling (GPU 0, SM read) {:.0f} "
       "GB/s; comm partition {} SMs\n",
       n, local, ceiling_gbps, gpus[0].partition.comm().sm_count());
-  fmt::print("{:>7} {:>12} {:>9} {:>13} {:>13} {:>9} {:>8} {:>8}\n", "T/rank", "max_touched",
-             "floor_us", "seq_shared_us", "seq_fused_us", "seq_clean_us", "gc_us", "speedup",
-             "vs_clean", "gc/floor");
+  fmt::print("{:>7} {:>12} {:>9} {:>13} {:>13} {:>13} {:>9} {:>8} {:>8} {:>8} {:>8}\n", "T/rank",
+             "max_touched", "floor_us", "seq_shared_us", "seq_fused_us", "seq_clean_us", "gc_us",
+             "speedup", "vs_clean", "gc/floor", "by_rows");
   nlohmann::json points = nlohmann::json::array();
   std::vector<kernels::GcPartitionMeasurement> measured;
   for (int const tokens : options.tokens) {
     // 0: sequential, shared expert in its own launches; 1: GC-MoE; 2: sequential, shared expert
     // in the routed launch (the baseline's faster placement on one GPU at decode sizes).
-    double us[5] = {0.0, 0.0, 0.0, 0.0, 0.0};
+    // 3: clean pass and barrier; 4: GC-MoE with the shared expert fused; 5: GC-MoE, L2 by rows.
+    double us[6] = {0.0, 0.0, 0.0, 0.0, 0.0, 0.0};
     for (int const gc : options.variants) {
       for (std::size_t r = 0; r < gpus.size(); ++r) {
         EpBenchGpu& g = gpus[r];
         GCMOE_CHECK_CUDA(cudaSetDevice(g.device));
         ranks[r].set_step_handoff(gc == 3 ? kernels::EpStepHandoff::kCleanAndBarrier
                                           : kernels::EpStepHandoff::kDoubleBuffered);
-        bool const split = gc == 1 || gc == 4;
+        bool const split = gc == 1 || gc == 4 || gc == 5;
+        ranks[r].set_down_by_rows(gc == 5);
         ranks[r].set_shared_expert_launch(gc == 2 || gc == 4
                                               ? kernels::SharedExpertLaunch::kWithRouted
                                               : kernels::SharedExpertLaunch::kSeparate);
@@ -175,11 +178,12 @@ Status run(Options const& options) {
                                  }));
         }
       }
-      auto timed = time_replays(gpus, ranks, options.reps, gc == 1 || gc == 4);
+      auto timed = time_replays(gpus, ranks, options.reps, gc == 1 || gc == 4 || gc == 5);
       if (!timed.ok()) {
         char const* const names[] = {
-            "sequential (shared separate)", "GC-MoE", "sequential (shared fused)",
-            "sequential (clean pass and barrier)", "GC-MoE (shared fused)"};
+            "sequential (shared separate)", "GC-MoE",
+            "sequential (shared fused)",    "sequential (clean pass and barrier)",
+            "GC-MoE (shared fused)",        "GC-MoE (L2 by rows)"};
         return Status(timed.status().code(), fmt::format("{} tokens per rank, {}: {}", tokens,
                                                          names[gc], timed.status().message()));
       }
@@ -214,11 +218,12 @@ Status run(Options const& options) {
     }
     // Ratios over GC-MoE's time; 0 where a side did not run.
     auto const over_gc = [&](double t) { return us[1] > 0.0 ? t / us[1] : 0.0; };
+    double const by_rows = us[5] > 0.0 && us[1] > 0.0 ? us[1] / us[5] : 0.0;
     fmt::print(
         "{:>7} {:>12} {:>9.1f} {:>13.1f} {:>13.1f} {:>13.1f} {:>9.1f} {:>7.2f}x {:>7.2f}x "
-        "{:>7.2f}x\n",
+        "{:>7.2f}x {:>7.3f}x\n",
         tokens, max_touched, floor_us, us[0], us[2], us[3], us[1], over_gc(sequential),
-        over_gc(us[3]), us[1] / floor_us);
+        over_gc(us[3]), us[1] / floor_us, by_rows);
     points.push_back({{"tokens_per_rank", tokens},
                       {"max_touched_experts_per_gpu", max_touched},
                       {"floor_us", floor_us},
@@ -226,6 +231,8 @@ Status run(Options const& options) {
                       {"sequential_shared_fused_us", us[2]},
                       {"sequential_clean_barrier_us", us[3]},
                       {"gc_moe_shared_fused_us", us[4]},
+                      {"gc_moe_by_rows_us", us[5]},
+                      {"by_rows_speedup_over_gc_moe", by_rows},
                       {"sequential_us", sequential},
                       {"gc_moe_us", us[1]},
                       {"speedup_over_sequential", over_gc(sequential)},
@@ -291,9 +298,10 @@ int main(int argc, char** argv) {
   app.add_option("--comm", options.comm_sms, "comm partition SMs")->check(CLI::Range(1, 64));
   app.add_option("--variants", options.variants,
                  "0 sequential (shared separate), 1 GC-MoE, 2 sequential (shared fused), "
-                 "3 sequential (clean pass and barrier), 4 GC-MoE (shared fused; ablation)")
+                 "3 sequential (clean pass and barrier), 4 GC-MoE (shared fused; ablation), "
+                 "5 GC-MoE (L2 by rows)")
       ->delimiter(',')
-      ->check(CLI::Range(0, 4));
+      ->check(CLI::Range(0, 5));
   app.add_option("--min-gain", options.min_gain, "the plan's threshold for a split (1.02: 2%)")
       ->check(CLI::Range(1.0, 2.0));
   app.add_option("--timeout-ms", options.timeout_ms, "a rank's wait for a peer (ms)")
