@@ -4,8 +4,7 @@
 // against L2 acquiring L1's rows (down_by_rows) in the first plan's GC-MoE graphs, in pairs; PDL
 // is turned off in the buckets where it lost every pair to plainly, L2 by rows turned on where it
 // won every pair; then the plan chosen again is timed at every point alone and in pairs with the
-// sequential graph
-// ("back_to_back", with the SM clock over the rounds).
+// sequential graph ("back_to_back", with the SM clock over the rounds).
 
 #include <cuda_runtime.h>
 
