@@ -197,15 +197,17 @@ Status run(Options const& options) {
        {{"mxfp4",
          "mxfp4_expert_wgmma v4.2 (e2m1 decoded in registers to e4m3 by masks and shifts, no "
          "lookup table; register-A WGMMA m64nNk32 per k-step into two accumulators in turn, each "
-         "folded with its e8m0 scale in f32; swap-AB, bulk-copy mbarrier pipeline; weight and x "
-         "parts of a stage on barriers of their own, released after the MMA; two feed warps "
+         "folded with its e8m0 scale in f32; swap-AB, bulk-copy mbarrier pipeline; a stage's "
+         "weight and x parts under one full and one empty barrier, released after the MMA "
+         "(v5.10); two feed warps "
          "(v5.1); packed images in tile-group order (v5.2); pass width by the layer's rows hint "
          "(routed_rows_hint), kernels/moe/expert_pass_policy.h: one 8-row pass up to 12, one "
          "16-row pass up to 24 (v5.5), one 32-row pass up to 72, 32-row passes side by side beyond "
          "(v5.8); x rows by a TMA tensor copy at every width (v5.3, v5.7: 8 rows), no proxy fence "
          "with it (v5.6); a pass with fewer rows than its width runs its WGMMA, fold and token "
          "scales at the rows rounded up to 8, 16, 24 or 32 (v5.8); the L1 epilogue's scale once "
-         "per column, shared with the FP8 kernels (v5.9))"},
+         "per column, shared with the FP8 kernels (v5.9); the 16-row L1 with one WGMMA in flight, "
+         "no local memory (v5.13))"},
         {"mxfp4_cp_async_x", "the default with the x rows copied by cp.async (x_rows 0)"},
         {"mxfp4_again",
          "the default once more, timed last (its own graph): identical launches' spread in one "

@@ -46,12 +46,12 @@ struct Config<ExpertGemmStage::kDown, kN> {
 // rank of eight; before it, within the power cap's noise, v5.4).
 inline constexpr int kMinTmaXRows = 8;
 
-template <ExpertGemmStage kStage, int kN, bool kEarlyRelease, bool kTmaX>
+template <ExpertGemmStage kStage, int kN, bool kTmaX>
 constexpr auto kernel_for() {
   using C = Config<kStage, kN>;
   static_assert(!kTmaX || kN >= kMinTmaXRows);
-  return mxfp4_expert_wgmma_kernel<kStage, C::kWgs, kN, C::kStages, C::kMinBlocks, kEarlyRelease,
-                                   kMxfp4FeedWarps, kTmaX>;
+  return mxfp4_expert_wgmma_kernel<kStage, C::kWgs, kN, C::kStages, C::kMinBlocks, kMxfp4FeedWarps,
+                                   kTmaX>;
 }
 
 // The producer-less kernel (version 5, 32 or 64 rows per pass): L1 one 512-thread CTA per SM at
@@ -118,9 +118,7 @@ cudaError_t raise_wide_smem_limits() {
 
 template <ExpertGemmStage kStage, int kN, bool kTmaX>
 cudaError_t raise_smem_limits_x() {
-  using C = Config<kStage, kN>;
-  cudaError_t const e = raise_smem_limit<C, kN>(kernel_for<kStage, kN, true, kTmaX>());
-  return e != cudaSuccess ? e : raise_smem_limit<C, kN>(kernel_for<kStage, kN, false, kTmaX>());
+  return raise_smem_limit<Config<kStage, kN>, kN>(kernel_for<kStage, kN, kTmaX>());
 }
 
 template <ExpertGemmStage kStage, int kN>
@@ -159,9 +157,8 @@ Status launch_x(Fp8ExpertGemmArgs const& args, Mxfp4WgmmaTuning const& tuning, i
                 cudaStream_t stream) {
   using C = Config<kStage, kN>;
   GCMOE_ASSIGN_OR_RETURN(auto const x_map, (expert_x_map<kN, kTmaX>(args)));
-  launch_config<C, kN>(tuning.early_release ? kernel_for<kStage, kN, true, kTmaX>()
-                                            : kernel_for<kStage, kN, false, kTmaX>(),
-                       (C::kWgs * 4 + kMxfp4FeedWarps) * 32, args, tuning, passes, x_map, stream);
+  launch_config<C, kN>(kernel_for<kStage, kN, kTmaX>(), (C::kWgs * 4 + kMxfp4FeedWarps) * 32, args,
+                       tuning, passes, x_map, stream);
   return Status();
 }
 
@@ -206,7 +203,7 @@ Status launch_for_rows(Fp8ExpertGemmArgs const& args, Mxfp4WgmmaTuning const& tu
   if (tuning.max_passes > 0) {
     p.passes = std::min(p.passes, tuning.max_passes);
   }
-  // Only a forced configuration is producer-less (tuning.wide; with early release refused above).
+  // Only a forced configuration is producer-less (tuning.wide).
   if (p.producer_less) {
     return p.rows == 32 ? launch_wide<kStage, 32>(args, tuning, p.passes, stream)
                         : launch_wide<kStage, 64>(args, tuning, p.passes, stream);
@@ -223,8 +220,7 @@ Status launch_for_rows(Fp8ExpertGemmArgs const& args, Mxfp4WgmmaTuning const& tu
 template <ExpertGemmStage kStage, int kN>
 StatusOr<int> pdl_ctas_per_sm(int ctas, int sms) {
   using C = Config<kStage, kN>;
-  return ctas_per_sm(kernel_for<kStage, kN, Mxfp4WgmmaTuning{}.early_release, true>(),
-                     (C::kWgs * 4 + kMxfp4FeedWarps) * 32,
+  return ctas_per_sm(kernel_for<kStage, kN, true>(), (C::kWgs * 4 + kMxfp4FeedWarps) * 32,
                      pdl_spread_smem_bytes(smem_bytes<C, kN>(), ctas, C::kMinBlocks, sms));
 }
 
@@ -281,8 +277,6 @@ Status launch_mxfp4_expert_wgmma(Fp8ExpertGemmArgs const& args, cudaStream_t str
   if (tuning.wide) {
     GCMOE_CHECK_ARG_MSG(tuning.pass_rows == 32 || tuning.pass_rows == 64,
                         "mxfp4 expert wgmma: the wide kernel runs 32- or 64-row passes");
-    GCMOE_CHECK_ARG_MSG(!tuning.early_release,
-                        "mxfp4 expert wgmma: the wide kernel has no early release");
   } else {
     GCMOE_CHECK_ARG_MSG(tuning.pass_rows == 0 || tuning.pass_rows == 8 || tuning.pass_rows == 16 ||
                             tuning.pass_rows == 32,

@@ -24,8 +24,8 @@
 // Registers (ptxas, sm_90a, CUDA 13.0): L1 54/56/96, L2 52/66/96 for 8/16/32 rows per pass; the
 // 16-row L1 kernel is capped at 56 (2 CTAs per SM) and spills 44 bytes (3 reloads per chunk), the
 // 32-row L1 kernel 8 bytes (the expert's row end and one epilogue value, reloaded per pass).
-// Version 3's options stay: the weight and x parts of a stage are released on barriers of their
-// own (early release: an option), and a stream-only probe.
+// Version 3's stream-only probe stays; its early release (the weight and x parts of a stage
+// released on barriers of their own) was an option until the twenty-third session.
 // Version 5: hints above 20 run the producer-less kernel's 32-row passes (two m64n16k32 per
 // k-step from one decoded fragment; L1 512 threads at 86 registers, L2 three 256-thread CTAs per SM
 // at 80, no spills): one rank of eight at V4.1's shape, T=128 510 -> 442 µs, T=256 830 -> 604. Its
@@ -47,7 +47,9 @@
 // the L1 epilogue shared with the FP8 kernels computes each column's scale once (FP8 v2.12):
 // T=128 1.04x, T=256 1.03x. Version 5.10: without early release a stage's weight and x parts
 // share one full and one empty barrier (one wait and one arrive less per warp and chunk):
-// 1.01-1.03x at most points (bench/NOTES.md v5.10).
+// 1.01-1.03x at most points (bench/NOTES.md v5.10). Version 5.13: the 16-row L1 keeps one WGMMA
+// in flight instead of two, which frees the registers it spilled (bench/NOTES.md, twenty-third
+// session); early release, the option only the tests ran, is gone.
 
 #include <cuda_runtime.h>
 
@@ -81,16 +83,11 @@ StatusOr<int> mxfp4_expert_wgmma_pdl_ctas_per_sm(ExpertGemmStage stage, int pass
 // supported (INVALID_ARGUMENT): fixed_expert.
 Status launch_mxfp4_expert_wgmma(Fp8ExpertGemmArgs const& args, cudaStream_t stream);
 
-// How the pipeline hands stages back (version 3; bench/NOTES.md, "MXFP4 expert GEMM", v3). The
-// defaults are what launch_mxfp4_expert_wgmma(args, stream) runs; the others exist so that the
-// benchmark compares them in one run.
+// Configurations the tests and the benchmark force. The defaults are what
+// launch_mxfp4_expert_wgmma(args, stream) runs. (Version 3's early release of a stage's weight
+// images, measured 1-2% slower at every point, was removed in the twenty-third session:
+// bench/NOTES.md.)
 struct Mxfp4WgmmaTuning {
-  // true: the consumers release a stage's weight images as soon as their share is in registers
-  // (before the decode and the MMA; the x rows after the MMA). Kernel with feed warps only (with
-  // `wide` refused). Measured
-  // 1-2% slower than the default, version 2's single release after the MMA, at every point
-  // (bench/NOTES.md, v3).
-  bool early_release = false;
   // Benchmark probe only (outputs are not written): the consumers release every stage unread, so
   // the kernel measures its own weight stream without decode or MMA.
   bool stream_only = false;

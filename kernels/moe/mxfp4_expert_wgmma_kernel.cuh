@@ -45,15 +45,13 @@ __host__ __device__ constexpr int stage_bytes() {
 // kWgs consumer warpgroups (64 weight rows each) + kFeedWarps producer warps (two: one for the
 // weight images, one for the x rows and scales, each waiting for its part's release); kN token rows
 // per pass; `passes` CTAs of one tile group run side by side over an expert's rows (as
-// fp8_expert_wgmma). A stage's weight images and its x rows have barriers of their own (version 3):
-// with kEarlyRelease the consumers hand the weight part back as soon as they have loaded their
-// share into registers, before the decode and the MMA, so the next bulk copy into it starts a
-// chunk's compute earlier (the x rows, read by the WGMMA from shared memory, are released after
-// it). stream_only (benchmark probe): the consumers release both parts unread. kTmaX: the x rows
+// fp8_expert_wgmma). A stage's weight images and x rows share one full and one empty barrier
+// (v5.10; version 3's early release of the weight part alone measured 1-2% slower and is gone).
+// stream_only (benchmark probe): the consumers release every stage unread. kTmaX: the x rows
 // come by one TMA tensor copy per stage through x_map (else cp.async); a template parameter, not a
 // runtime branch on x_rows: the branch cost the cp.async path 2-10% (bench/NOTES.md v5.4).
-template <ExpertGemmStage kStage, int kWgs, int kN, int kStages, int kMinBlocks, bool kEarlyRelease,
-          int kFeedWarps, bool kTmaX>
+template <ExpertGemmStage kStage, int kWgs, int kN, int kStages, int kMinBlocks, int kFeedWarps,
+          bool kTmaX>
 __global__ void __launch_bounds__((kWgs * 4 + kFeedWarps) * 32, kMinBlocks)
     mxfp4_expert_wgmma_kernel(Fp8ExpertGemmArgs args, int passes, int stream_only,
                               __grid_constant__ XMap<kTmaX> const x_map) {
@@ -62,20 +60,17 @@ __global__ void __launch_bounds__((kWgs * 4 + kFeedWarps) * 32, kMinBlocks)
                 "L1 CTAs own one 128-output requantization group");
   constexpr int kStageBytes = stage_bytes<kWgs, kN>();
   constexpr int kConsumerThreads = kWgs * 128;
+  // The 16-row L1 (two CTAs per SM, 56 registers) keeps one WGMMA in flight per k-step chain.
+  constexpr bool kOneInFlight = kStage == ExpertGemmStage::kGateUp && kN == 16;
   constexpr int kCodesOffset = kN * kXRowBytes;  // x rows first: 1024-aligned for the swizzle
   constexpr int kScalesOffset = kCodesOffset + kWgs * kMxCodeImageBytes;
   extern __shared__ unsigned char smem_raw[];
-  // [full weights | full x | empty weights | empty x][kStages]: one array, so the consumers reach
-  // all four from one address register. Without early release both parts of a stage are released
-  // together, so one full and one empty barrier per stage serve both feed warps (kSplit false:
-  // the x part's barriers are the weight part's, and the consumers wait and arrive once a chunk).
-  constexpr bool kSplit = kEarlyRelease;
-  constexpr int kXBarrier = kSplit ? kStages : 0;  // offset of full x from full weights (stages)
-  __shared__ __align__(8) std::uint64_t barriers[4 * kStages];
-  std::uint64_t* const full_w = barriers;
-  std::uint64_t* const full_x = barriers + kXBarrier;
-  std::uint64_t* const empty_w = barriers + 2 * kStages;
-  std::uint64_t* const empty_x = barriers + 2 * kStages + kXBarrier;
+  // [full | empty][kStages]: one array, so the consumers reach both from one address register.
+  // Both feed warps fill a stage under its one full barrier and wait for its one empty barrier;
+  // the consumers wait and arrive once a chunk.
+  __shared__ __align__(8) std::uint64_t barriers[2 * kStages];
+  std::uint64_t* const full = barriers;
+  std::uint64_t* const empty = barriers + kStages;
   __shared__ unsigned amax[kN];
 
   ExpertSlot slot;
@@ -100,14 +95,8 @@ __global__ void __launch_bounds__((kWgs * 4 + kFeedWarps) * 32, kMinBlocks)
       // tensor map) + the x rows' expect_tx.
       constexpr unsigned kWeightArrivals = 1;
       constexpr unsigned kXArrivals = kTmaX ? 33 : 32;
-      if constexpr (kSplit) {
-        ptx::mbarrier_init(ptx::smem_address(&full_w[s]), kWeightArrivals);
-        ptx::mbarrier_init(ptx::smem_address(&full_x[s]), kXArrivals);
-        ptx::mbarrier_init(ptx::smem_address(&empty_x[s]), kWgs * 4);
-      } else {
-        ptx::mbarrier_init(ptx::smem_address(&full_w[s]), kWeightArrivals + kXArrivals);
-      }
-      ptx::mbarrier_init(ptx::smem_address(&empty_w[s]), kWgs * 4);  // one per consumer warp
+      ptx::mbarrier_init(ptx::smem_address(&full[s]), kWeightArrivals + kXArrivals);
+      ptx::mbarrier_init(ptx::smem_address(&empty[s]), kWgs * 4);  // one per consumer warp
     }
     ptx::fence_barrier_init();
   }
@@ -135,8 +124,8 @@ __global__ void __launch_bounds__((kWgs * 4 + kFeedWarps) * 32, kMinBlocks)
       auto const issue_weights = [&](int c) {
         StageCursor const use = stage_cursor<kStages>(it + c);
         int const s = use.s;
-        std::uint32_t const full_bar = ptx::smem_address(&full_w[s]);
-        ptx::mbarrier_wait(ptx::smem_address(&empty_w[s]), use.phase ^ 1u);
+        std::uint32_t const full_bar = ptx::smem_address(&full[s]);
+        ptx::mbarrier_wait(ptx::smem_address(&empty[s]), use.phase ^ 1u);
         std::uint32_t const stage = smem_base + static_cast<std::uint32_t>(s * kStageBytes);
         if (lane == 0) {
           // The group's kWgs images of chunk c are contiguous (mxfp4_wgmma_image): one bulk copy
@@ -152,8 +141,8 @@ __global__ void __launch_bounds__((kWgs * 4 + kFeedWarps) * 32, kMinBlocks)
       auto const issue_tokens = [&](int c) {
         StageCursor const use = stage_cursor<kStages>(it + c);
         int const s = use.s;
-        std::uint32_t const full_bar = ptx::smem_address(&full_x[s]);
-        ptx::mbarrier_wait(ptx::smem_address(&empty_x[s]), use.phase ^ 1u);
+        std::uint32_t const full_bar = ptx::smem_address(&full[s]);
+        ptx::mbarrier_wait(ptx::smem_address(&empty[s]), use.phase ^ 1u);
         std::uint32_t const x_stage = smem_base + static_cast<std::uint32_t>(s * kStageBytes);
         if constexpr (kTmaX) {
           // One TMA tensor copy of the pass's kN rows (128-byte swizzle, as the cp.async path
@@ -195,8 +184,7 @@ __global__ void __launch_bounds__((kWgs * 4 + kFeedWarps) * 32, kMinBlocks)
   std::uint32_t const my_codes = smem_base + kCodesOffset + wg * kMxCodeImageBytes + wg_thread * 16;
   std::uint32_t const my_scales =
       smem_base + kScalesOffset + wg * kScaleImageBytes + (wslice * 8 + g) * 8;
-  // full_w[s] at bars + 8s, full_x[s] + 8 kXBarrier, empty_w + 16 kStages, empty_x + 8 (2 kStages
-  // + kXBarrier).
+  // full[s] at bars + 8 s, empty[s] at bars + 8 (s + kStages).
   std::uint32_t const bars = ptx::smem_address(&barriers[0]);
   // The x rows' descriptor; a k-step of 32 bytes adds 2 to its address field and a stage
   // kStageBytes / 16 (address >> 4, shared addresses stay below 2^18). Built from 32-bit halves:
@@ -219,15 +207,9 @@ __global__ void __launch_bounds__((kWgs * 4 + kFeedWarps) * 32, kMinBlocks)
       for (int c = 0; c < chunks; ++c) {
         int const s = cursor.s;
         ptx::mbarrier_wait(bars + 8 * s, cursor.phase);
-        if constexpr (kSplit) {
-          ptx::mbarrier_wait(bars + 8 * (s + kXBarrier), cursor.phase);
-        }
         __syncwarp();
         if (lane == 0) {
-          ptx::mbarrier_arrive(bars + 8 * (s + 2 * kStages));
-          if constexpr (kSplit) {
-            ptx::mbarrier_arrive(bars + 8 * (s + 2 * kStages + kXBarrier));
-          }
+          ptx::mbarrier_arrive(bars + 8 * (s + kStages));
         }
         advance<kStages>(cursor);
       }
@@ -254,65 +236,83 @@ __global__ void __launch_bounds__((kWgs * 4 + kFeedWarps) * 32, kMinBlocks)
         uint4 const q0 = load_shared_16(my_codes + so);
         uint4 const q1 = load_shared_16(my_codes + so + 128 * 16);
         uint2 const sw = load_shared_8(my_scales + so);
-        if constexpr (kEarlyRelease) {
-          // This warp's share of the weight images is in registers: hand the part back (the
-          // __syncwarp orders every lane's loads before lane 0's release-arrive).
-          __syncwarp();
-          if (lane == 0) {
-            ptx::mbarrier_arrive(bars + 8 * (s + 2 * kStages));
-          }
-        }
-        if constexpr (kSplit) {
-          ptx::mbarrier_wait(bars + 8 * (s + kXBarrier), cursor.phase);
-        }
         if constexpr (!kTmaX) {
           // The x rows (cp.async, generic proxy) are read by the WGMMA (async proxy). By TMA they
           // are written in the async proxy already, and the fence (MEMBAR.ALL.CTA and 5 more
           // instructions per chunk) is not needed.
           ptx::fence_proxy_async_shared();
         }
-        // One WGMMA per k-step (one e8m0 block) into a fresh accumulator, two accumulators in turn:
-        // k-step s + 2's decode and MMA are issued while k-step s is folded with its own scale.
-        float part[2][kW / 2];
-        float chunk_sum[kW / 2];
-        std::uint32_t a[4][4];
-        decode_step(q0, q1, 0, a[0]);
-        ptx::fence_fragment(a[0]);
-        decode_step(q0, q1, 1, a[1]);
-        ptx::fence_fragment(a[1]);
-        ptx::wgmma_fence();
-        ptx::WgmmaFp8RegA<kW>::run(part[0], a[0], desc_at(b_desc), false);
-        ptx::wgmma_commit();
-        ptx::WgmmaFp8RegA<kW>::run(part[1], a[1], desc_at(b_desc + 2), false);
-        ptx::wgmma_commit();
-#pragma unroll
-        for (int step = 2; step < 4; ++step) {
-          ptx::wgmma_wait<1>();
-          ptx::fence_accumulators<kW>(part[step % 2]);
-          decode_step(q0, q1, step, a[step]);
-          ptx::fence_fragment(a[step]);
-          fold_k_step(chunk_sum, part[step % 2], sw, step - 2);
-          ptx::wgmma_fence();
-          ptx::WgmmaFp8RegA<kW>::run(part[step % 2], a[step], desc_at(b_desc + 2 * step), false);
-          ptx::wgmma_commit();
-        }
+        // The stage after this one, tested before the chunk's last wait (see `ready`).
         StageCursor next = cursor;
         advance<kStages>(next);
-        ready = ptx::mbarrier_test_wait(bars + 8 * next.s, next.phase);
-        ptx::wgmma_wait<1>();
-        ptx::fence_accumulators<kW>(part[0]);
-        fold_k_step(chunk_sum, part[0], sw, 2);
-        ptx::wgmma_wait<0>();
-        ptx::fence_accumulators<kW>(part[1]);
-        fold_k_step(chunk_sum, part[1], sw, 3);
+        float chunk_sum[kW / 2];
+        if constexpr (kOneInFlight) {
+          // One WGMMA in flight: k-step s + 1 is decoded while k-step s runs, then s is folded
+          // before s + 1 is issued into the same accumulator. Two accumulators in flight need
+          // kW / 2 + 4 more registers, which the 56-register cap of the 16-row L1 (two 576-thread
+          // CTAs per SM) could only hold by spilling (bench/NOTES.md, twenty-third session).
+          float part[kW / 2];
+          std::uint32_t a[2][4];
+          decode_step(q0, q1, 0, a[0]);
+          ptx::fence_fragment(a[0]);
+          ptx::wgmma_fence();
+          ptx::WgmmaFp8RegA<kW>::run(part, a[0], desc_at(b_desc), false);
+          ptx::wgmma_commit();
+#pragma unroll
+          for (int step = 1; step < 4; ++step) {
+            decode_step(q0, q1, step, a[step % 2]);
+            ptx::fence_fragment(a[step % 2]);
+            ptx::wgmma_wait<0>();
+            ptx::fence_accumulators<kW>(part);
+            fold_k_step(chunk_sum, part, sw, step - 1);
+            ptx::wgmma_fence();
+            ptx::WgmmaFp8RegA<kW>::run(part, a[step % 2], desc_at(b_desc + 2 * step), false);
+            ptx::wgmma_commit();
+          }
+          ready = ptx::mbarrier_test_wait(bars + 8 * next.s, next.phase);
+          ptx::wgmma_wait<0>();
+          ptx::fence_accumulators<kW>(part);
+          fold_k_step(chunk_sum, part, sw, 3);
+        } else {
+          // One WGMMA per k-step (one e8m0 block) into a fresh accumulator, two accumulators in
+          // turn: k-step s + 2's decode and MMA are issued while k-step s is folded with its own
+          // scale.
+          float part[2][kW / 2];
+          std::uint32_t a[4][4];
+          decode_step(q0, q1, 0, a[0]);
+          ptx::fence_fragment(a[0]);
+          decode_step(q0, q1, 1, a[1]);
+          ptx::fence_fragment(a[1]);
+          ptx::wgmma_fence();
+          ptx::WgmmaFp8RegA<kW>::run(part[0], a[0], desc_at(b_desc), false);
+          ptx::wgmma_commit();
+          ptx::WgmmaFp8RegA<kW>::run(part[1], a[1], desc_at(b_desc + 2), false);
+          ptx::wgmma_commit();
+#pragma unroll
+          for (int step = 2; step < 4; ++step) {
+            ptx::wgmma_wait<1>();
+            ptx::fence_accumulators<kW>(part[step % 2]);
+            decode_step(q0, q1, step, a[step]);
+            ptx::fence_fragment(a[step]);
+            fold_k_step(chunk_sum, part[step % 2], sw, step - 2);
+            ptx::wgmma_fence();
+            ptx::WgmmaFp8RegA<kW>::run(part[step % 2], a[step], desc_at(b_desc + 2 * step), false);
+            ptx::wgmma_commit();
+          }
+          ready = ptx::mbarrier_test_wait(bars + 8 * next.s, next.phase);
+          ptx::wgmma_wait<1>();
+          ptx::fence_accumulators<kW>(part[0]);
+          fold_k_step(chunk_sum, part[0], sw, 2);
+          ptx::wgmma_wait<0>();
+          ptx::fence_accumulators<kW>(part[1]);
+          fold_k_step(chunk_sum, part[1], sw, 3);
+        }
         // The tokens' activation scales of this chunk (columns 8j + 2t, + 1), read before the stage
         // is handed back (the producer refills them with the x rows).
         add_token_scaled<kW>(acc, chunk_sum, ptx::smem_address(x_scale_stages + s * kN + 2 * t));
         __syncwarp();
         if (lane == 0) {
-          // The x part's empty barrier: early release handed the weight part back above;
-          // otherwise it is the stage's one empty barrier.
-          ptx::mbarrier_arrive(bars + 8 * (s + 2 * kStages + kXBarrier));
+          ptx::mbarrier_arrive(bars + 8 * (s + kStages));
         }
         cursor = next;
       }

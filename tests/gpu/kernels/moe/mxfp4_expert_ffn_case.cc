@@ -223,17 +223,16 @@ Errors run_case(Case const& c) {
   CHECK(ref_norm > 0.0);  // never all-zero data
   std::printf(
       "mxfp4 expert ffn H=%lld I=%lld E=%d T=%d k=%d rows=%lld hint=%d scales=%s "
-      "%searly_release=%d pass_rows=%d max_passes=%d wide=%d tma_x=%d seed=%llu rel_l2_error=%.3e "
+      "%spass_rows=%d max_passes=%d wide=%d tma_x=%d seed=%llu rel_l2_error=%.3e "
       "feature_normalized_rel_l2=%.3e worst_row=%lld (rel_l2 %.3e); h: %lld flips, %lld codes and "
       "%lld scales outside, worst deviation %.2e; down from the kernel's h: rel_l2 %.3e, "
       "feature-normalized %.3e\n",
       static_cast<long long>(h), static_cast<long long>(inter), c.experts, c.tokens, c.top_k,
       static_cast<long long>(rows), args.rows_per_expert_hint, scales_name(c.scales),
-      c.late_rows ? "late-rows " : "", c.tuning.early_release ? 1 : 0, c.tuning.pass_rows,
-      c.tuning.max_passes, c.tuning.wide ? 1 : 0, c.tma_x ? 1 : 0,
-      static_cast<unsigned long long>(c.seed), errors.rel_l2, errors.feature_normalized,
-      static_cast<long long>(worst_row), worst_row_error, static_cast<long long>(errors.h.flips),
-      static_cast<long long>(errors.h.codes_outside),
+      c.late_rows ? "late-rows " : "", c.tuning.pass_rows, c.tuning.max_passes,
+      c.tuning.wide ? 1 : 0, c.tma_x ? 1 : 0, static_cast<unsigned long long>(c.seed),
+      errors.rel_l2, errors.feature_normalized, static_cast<long long>(worst_row), worst_row_error,
+      static_cast<long long>(errors.h.flips), static_cast<long long>(errors.h.codes_outside),
       static_cast<long long>(errors.h.scales_outside), errors.h.worst_deviation, errors.down_rel_l2,
       errors.down_feature_normalized);
   return errors;

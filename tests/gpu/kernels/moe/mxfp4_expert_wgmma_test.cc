@@ -68,10 +68,10 @@ TEST_CASE("mxfp4 expert FFN: passes narrower than their width match the referenc
 }
 
 // Many CTAs over many stages (300 experts, 800 rows; most tile groups run more CTAs than there
-// are SM slots): the weight part of each stage released before the decode (an option) and after
-// the MMA (the default) give the same result, with 8-row passes (hint 8, experts with more rows
-// take more passes in one CTA) or 32-row passes side by side (hint = T).
-TEST_CASE("mxfp4 expert FFN: stages released early or after the MMA match the reference") {
+// are SM slots) match the reference, with 8-row passes (hint 8, experts with more rows take more
+// passes in one CTA), 16-row passes (hint 16: the L1 with one WGMMA in flight) or 32-row passes
+// side by side (hint = T).
+TEST_CASE("mxfp4 expert FFN: many CTAs over many stages match the reference") {
   Case c;
   c.hidden = 512;
   c.inter = 256;
@@ -79,14 +79,13 @@ TEST_CASE("mxfp4 expert FFN: stages released early or after the MMA match the re
   c.tokens = 200;
   c.top_k = 4;
   c.scales = Scales::kRealistic;
-  c.tuning.early_release = GENERATE(true, false);
-  c.rows_hint = GENERATE(8, 0);  // 8: the 8-row kernels; 0: the token count (32-row passes)
+  c.rows_hint = GENERATE(8, 16, 0);  // 8 / 16: those kernels; 0: the token count (32-row passes)
   c.seed = 41;
   check(c);
 }
 
-// Odd K chunk counts (H 384 and I 640: 3 and 5 chunks) at 32-row passes: both x paths, both
-// release points, the pass looping (T = 45: a full pass, then 16 columns) and side by side.
+// Odd K chunk counts (H 384 and I 640: 3 and 5 chunks) at 32-row passes: both x paths, the pass
+// looping (T = 45: a full pass, then 16 columns) and side by side.
 TEST_CASE("mxfp4 expert FFN: odd chunk counts") {
   Case c;
   c.hidden = 384;
@@ -96,7 +95,6 @@ TEST_CASE("mxfp4 expert FFN: odd chunk counts") {
   c.tokens = GENERATE(20, 45);
   c.tuning.pass_rows = 32;
   c.tuning.max_passes = GENERATE(0, 1);
-  c.tuning.early_release = GENERATE(true, false);
   c.tma_x = GENERATE(true, false);
   c.scales = Scales::kRealistic;
   c.seed = 61 + static_cast<std::uint64_t>(c.tokens);
@@ -189,9 +187,6 @@ TEST_CASE("mxfp4 expert wgmma rejects shapes and configurations it cannot run") 
   CHECK(launch_mxfp4_expert_wgmma(args, nullptr, tuning).code() == StatusCode::kInvalidArgument);
   tuning.wide = true;
   tuning.pass_rows = 16;
-  CHECK(launch_mxfp4_expert_wgmma(args, nullptr, tuning).code() == StatusCode::kInvalidArgument);
-  tuning.pass_rows = 64;
-  tuning.early_release = true;
   CHECK(launch_mxfp4_expert_wgmma(args, nullptr, tuning).code() == StatusCode::kInvalidArgument);
   // A cap of passes side by side: 0 (none) to 8.
   Mxfp4WgmmaTuning capped;
