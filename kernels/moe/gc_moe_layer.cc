@@ -3,7 +3,6 @@
 #include <array>
 
 #include "engine/common/check.h"
-#include "kernels/moe/expert_rows_clear.h"
 #include "kernels/moe/moe_local_dispatch.h"
 #include "kernels/moe/wait_sites.h"
 
@@ -19,7 +18,6 @@ StatusOr<GcMoeLayer> GcMoeLayer::create(MoeLayerConfig const& config, int max_to
   // Every kernel is loaded before the partitions run concurrently: a kernel loaded lazily while
   // the GEMM spins on the dispatch's flags can deadlock (docs/gpu-machine.md).
   GCMOE_RETURN_IF_ERROR(preload_local_dispatch());
-  GCMOE_RETURN_IF_ERROR(preload_clear_rows_done());
   GCMOE_ASSIGN_OR_RETURN(auto steps, MoeLayerSequential::create(config, max_tokens));
   layer.steps_.emplace(std::move(steps));
   GCMOE_ASSIGN_OR_RETURN(
@@ -111,6 +109,7 @@ StatusOr<cuda::Graph> GcMoeLayer::capture_overlapped(MoeLayerDeviceWeights const
       .error = error_.data(),
       .overlap_down = overlap_down,
       .rows_done = overlap_down && step.down_by_rows ? rows_done_.data() : nullptr,
+      .combine_clears_rows = true,
       .chain = options_.chain,
       .compute_sms = compute_sms(num_tokens),
       .wait_timeout_ns = options_.wait_timeout_ns};

@@ -88,6 +88,8 @@ class GcMoeLayer {
   MoeLayerSequential& steps() { return *steps_; }
   // Kernel nodes of a prepared bucket's graph.
   StatusOr<int> kernel_nodes(int num_tokens) const;
+  // The L1 -> L2 row counters of down_by_rows steps, zero between runs (tests).
+  cuda::DeviceBuffer<int> const& rows_done() const { return rows_done_; }
 
  private:
   GcMoeLayer() = default;
@@ -96,7 +98,7 @@ class GcMoeLayer {
   std::optional<GcPartitionSet> partitions_;  // always set once created
   std::optional<MoeLayerSequential> steps_;   // always set once created
   // rows_done_: the L1 -> L2 counters of the buckets whose step has down_by_rows (the routed and
-  // the shared pair use rows of their own, each zeroed after its L2).
+  // the shared pair use rows of their own; the combine zeroes both after the pairs' L2s).
   cuda::DeviceBuffer<int> ready_rows_, rows_done_, layout_ready_, epoch_;
   cuda::DeviceBuffer<unsigned> error_;
   cuda::Event start_, comm_done_, side_done_;  // the graph's fork and join points

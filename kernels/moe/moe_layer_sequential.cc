@@ -285,21 +285,32 @@ Status MoeLayerSequential::combine(MoeLayerDeviceWeights const& weights, int num
     return Status();
   }
   MoeLayerConfig const& c = config_;
-  return local_combine(
-      {.y = y_.data(),
-       .pair_row = pair_row_.data(),
-       .topk_weights = topk_weights_.data(),
-       .apply_weights = !c.expert.weight_before_down,
-       .shared_y = weights.has_shared ? y_.data() + shared_first_row(num_tokens, shared) * c.hidden
-                                      : nullptr,
-       .num_tokens = num_tokens,
-       .top_k = c.top_k,
-       .hidden = c.hidden,
-       .out = out,
-       .epoch_to_advance = sync != nullptr ? sync->epoch : nullptr,
-       // After L2, which lets it start (expert_ffn_launch: the same switch).
-       .chained = sync != nullptr && sync->chain},
-      stream);
+  LocalCombineArgs args{
+      .y = y_.data(),
+      .pair_row = pair_row_.data(),
+      .topk_weights = topk_weights_.data(),
+      .apply_weights = !c.expert.weight_before_down,
+      .shared_y = weights.has_shared ? y_.data() + shared_first_row(num_tokens, shared) * c.hidden
+                                     : nullptr,
+      .num_tokens = num_tokens,
+      .top_k = c.top_k,
+      .hidden = c.hidden,
+      .out = out,
+      .epoch_to_advance = sync != nullptr ? sync->epoch : nullptr,
+      // After L2, which lets it start (expert_ffn_launch: the same switch).
+      .chained = sync != nullptr && sync->chain};
+  if (sync != nullptr && sync->rows_done != nullptr && sync->combine_clears_rows) {
+    // The rows the launch pairs counted (experts_routed, experts_shared): the routed pairs and a
+    // shared expert in their launches from row 0, a shared expert apart from its first row.
+    bool const with_routed = weights.has_shared && shared == SharedExpertLaunch::kWithRouted;
+    args.clear[0] = sync->rows_done;
+    args.clear_rows[0] = num_tokens * (c.top_k + (with_routed ? 1 : 0));
+    if (weights.has_shared && !with_routed) {
+      args.clear[1] = sync->rows_done + shared_first_row(num_tokens, shared);
+      args.clear_rows[1] = num_tokens;
+    }
+  }
+  return local_combine(args, stream);
 }
 
 }  // namespace gcmoe::kernels

@@ -65,8 +65,12 @@ struct MoeLayerSync {
   bool overlap_down = false;
   // With overlap_down: [ready_flags()] counters, zero between launch pairs, through which each L2
   // acquires its rows from L1 pass by pass (link_rows_done) instead of waiting for L1's whole
-  // grid; a kernel after each L2 zeroes its pair's rows. Null: L2 waits for L1's grid.
+  // grid; a kernel after each L2 zeroes its pair's rows, or the combine zeroes every pair's
+  // (combine_clears_rows). Null: L2 waits for L1's grid.
   int* rows_done = nullptr;
+  // With rows_done: the layer's combine (after every launch pair) zeroes the counters instead of
+  // a clear kernel per pair, one graph node fewer each (bench/NOTES.md, twenty-third session).
+  bool combine_clears_rows = false;
   // The small kernels' launch chains: the router's kernels, align & sort and the active list, and
   // L2 and the combine (each launched while the one before runs; hopper::enter_launch_chain).
   bool chain = false;

@@ -105,6 +105,17 @@ __global__ void __launch_bounds__(1024) compact_active_kernel(ActiveExpertsArgs 
 __global__ void __launch_bounds__(kCombineThreads) local_combine_kernel(LocalCombineArgs a) {
   hopper::enter_launch_chain(a.chained);
   int const t = static_cast<int>(blockIdx.x);
+  if (blockIdx.y == 0) {
+    // Block (t, 0) zeroes counters t, t + T, ... of each range (after the wait above: every L2
+    // that read them has finished).
+    int const stride = a.num_tokens * static_cast<int>(blockDim.x);
+    for (int r = 0; r < 2; ++r) {
+      for (int i = t + static_cast<int>(threadIdx.x) * a.num_tokens; i < a.clear_rows[r];
+           i += stride) {
+        a.clear[r][i] = 0;
+      }
+    }
+  }
   int const h0 =
       (static_cast<int>(blockIdx.y) * kCombineThreads + static_cast<int>(threadIdx.x)) * 8;
   if (h0 >= a.hidden) {
@@ -164,6 +175,11 @@ Status local_combine(LocalCombineArgs const& args, cudaStream_t stream) {
   GCMOE_CHECK_ARG_MSG(args.y != nullptr && args.pair_row != nullptr && args.out != nullptr &&
                           (!args.apply_weights || args.topk_weights != nullptr),
                       "local combine: null buffer");
+  for (int r = 0; r < 2; ++r) {
+    GCMOE_CHECK_ARG_MSG(
+        args.clear_rows[r] >= 0 && (args.clear_rows[r] == 0 || args.clear[r] != nullptr),
+        "local combine: counters to clear without a buffer");
+  }
   if (args.num_tokens <= 0) {
     return Status();
   }

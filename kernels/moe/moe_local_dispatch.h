@@ -79,6 +79,11 @@ struct LocalCombineArgs {
   // the layer's last kernel, so the next replay's dispatch and GEMM see the next epoch.
   int* epoch_to_advance = nullptr;
   bool chained = false;  // in a launch chain (hopper::enter_launch_chain), after the expert GEMM
+  // Optional: L1 -> L2 row counters (MoeLayerSync::rows_done) zeroed for the next run, in place of
+  // a clear kernel after each L2 (MoeLayerSync::combine_clears_rows): clear_rows[i] counters from
+  // clear[i]. The combine runs after every L2 that reads them.
+  int* clear[2] = {nullptr, nullptr};
+  int clear_rows[2] = {0, 0};
 };
 
 Status local_combine(LocalCombineArgs const& args, cudaStream_t stream);
