@@ -190,6 +190,13 @@ __global__ void __launch_bounds__(kCombineThreads) ep_combine_kernel(EpStep s, E
   }
   __syncthreads();
   int const t = static_cast<int>(blockIdx.x);
+  if (blockIdx.y == 0) {
+    // Block (t, 0) zeroes counters t, t + T, ...
+    int const stride = a.num_tokens * static_cast<int>(blockDim.x);
+    for (int i = t + static_cast<int>(threadIdx.x) * a.num_tokens; i < a.clear_rows; i += stride) {
+      a.clear[i] = 0;
+    }
+  }
   int const h0 =
       (static_cast<int>(blockIdx.y) * kCombineThreads + static_cast<int>(threadIdx.x)) * 8;
   if (h0 >= s.hidden) {
@@ -308,6 +315,9 @@ Status ep_combine(EpStep const& step, EpCombine const& combine, cudaStream_t str
   GCMOE_CHECK_ARG_MSG(combine.pair_rank && combine.pair_row && combine.out &&
                           (!combine.apply_weights || combine.topk_weights),
                       "ep combine: null buffer");
+  GCMOE_CHECK_ARG_MSG(
+      combine.clear_rows >= 0 && (combine.clear_rows == 0 || combine.clear != nullptr),
+      "ep combine: counters to clear without a buffer");
   if (combine.num_tokens <= 0) {
     return Status();
   }

@@ -130,6 +130,11 @@ struct EpCombine {
   int num_tokens = 0;
   int top_k = 1;
   float* out = nullptr;  // [T, H]
+  // Optional: this rank's L1 -> L2 row counters (EpMoeRank::set_down_by_rows), clear_rows of them
+  // zeroed for the next step in place of a clear kernel after L2 (the combine follows this rank's
+  // L2 on its stream).
+  int* clear = nullptr;
+  int clear_rows = 0;
 };
 Status ep_combine(EpStep const& step, EpCombine const& combine, cudaStream_t stream);
 

@@ -172,9 +172,11 @@ Status EpMoeRank::plan_receive(MoeLayerDeviceWeights const& weights, float const
                                  recv_offsets_.data(), stream);
 }
 
-Status EpMoeRank::experts(MoeLayerDeviceWeights const& weights, cudaStream_t stream) {
+Status EpMoeRank::experts(MoeLayerDeviceWeights const& weights, cudaStream_t stream,
+                          bool combine_clears_rows) {
   int const local_experts = config_.num_experts / ranks_;
-  MoeLayerSync const s = sync();
+  MoeLayerSync s = sync();
+  s.combine_clears_rows = combine_clears_rows;
   Fp8ExpertGemmArgs select;
   select.expert_offsets = recv_offsets_.data();
   select.active_experts = active_.data();
@@ -213,6 +215,7 @@ Status EpMoeRank::shared_expert(MoeLayerDeviceWeights const& weights, float cons
 
 Status EpMoeRank::combine(MoeLayerDeviceWeights const& weights, int num_tokens, float* out,
                           cudaStream_t stream) {
+  bool const by_rows = overlap_down_ && down_by_rows_;
   GCMOE_RETURN_IF_ERROR(ep_combine(
       step(),
       {.pair_rank = pair_rank_.data(),
@@ -224,7 +227,9 @@ Status EpMoeRank::combine(MoeLayerDeviceWeights const& weights, int num_tokens, 
            fused_shared(weights) ? recv_offsets_.data() + config_.num_experts / ranks_ : nullptr,
        .num_tokens = num_tokens,
        .top_k = config_.top_k,
-       .out = out},
+       .out = out,
+       .clear = by_rows ? rows_done_.data() : nullptr,
+       .clear_rows = by_rows ? capacity_ : 0},
       stream));
   if (handoff_ == EpStepHandoff::kCleanAndBarrier) {
     GCMOE_RETURN_IF_ERROR(ep_clean_and_barrier(step(), capacity_, stream));
@@ -254,7 +259,8 @@ Status EpMoeRank::enqueue_step(MoeLayerDeviceWeights const& weights, float const
     GCMOE_RETURN_IF_ERROR(dispatch(x, num_tokens, s.compute));
   }
   GCMOE_RETURN_IF_ERROR(plan_receive(weights, x, num_tokens, s.compute));
-  GCMOE_RETURN_IF_ERROR(experts(weights, s.compute));
+  // A rank without tokens of its own runs no combine kernel: its L2 keeps the clear after it.
+  GCMOE_RETURN_IF_ERROR(experts(weights, s.compute, /*combine_clears_rows=*/num_tokens > 0));
   if (s.side == s.compute) {
     GCMOE_RETURN_IF_ERROR(shared_expert(weights, x, num_tokens, s.compute));
   }

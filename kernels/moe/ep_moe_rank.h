@@ -60,11 +60,15 @@ class EpMoeRank {
   // x: this rank's tokens (read only with the shared expert in the routed launch).
   Status plan_receive(MoeLayerDeviceWeights const& weights, float const* x, int num_tokens,
                       cudaStream_t stream);
-  Status experts(MoeLayerDeviceWeights const& weights, cudaStream_t stream);
+  // combine_clears_rows: with down_by_rows, no clear kernel after L2; this step's combine (with
+  // tokens of its own, so that it runs) zeroes the counters.
+  Status experts(MoeLayerDeviceWeights const& weights, cudaStream_t stream,
+                 bool combine_clears_rows = false);
   // alone: on the compute stream after the routed experts (else beside them on a side stream).
   Status shared_expert(MoeLayerDeviceWeights const& weights, float const* x, int num_tokens,
                        cudaStream_t stream, bool alone = true);
-  // out: [T, H] fp32 values of bf16 numbers; the step's last call (advances the epoch).
+  // out: [T, H] fp32 values of bf16 numbers; the step's last call (advances the epoch). With
+  // down_by_rows it zeroes the L1 -> L2 counters too (when T > 0).
   Status combine(MoeLayerDeviceWeights const& weights, int num_tokens, float* out,
                  cudaStream_t stream);
 
@@ -80,6 +84,8 @@ class EpMoeRank {
   // With overlap_down: L2 acquires L1's rows pass by pass instead of waiting for L1's whole grid
   // (MoeLayerSync::rows_done; default false). Read when a step is enqueued.
   void set_down_by_rows(bool down_by_rows) { down_by_rows_ = down_by_rows; }
+  // The L1 -> L2 row counters, zero between steps (tests).
+  cuda::DeviceBuffer<int> const& rows_done() const { return rows_done_; }
   // The SMs its GEMMs' stream may use (MoeLayerSync::compute_sms); 0: the device's.
   void set_compute_sms(int compute_sms) { compute_sms_ = compute_sms; }
   // Default kDoubleBuffered. kCleanAndBarrier is for the sequential baseline as issue 6 describes

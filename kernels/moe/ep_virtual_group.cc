@@ -57,7 +57,8 @@ Status EpVirtualGroup::step(std::span<float const* const> x, std::span<int const
   }
   for (std::size_t r = 0; r < n; ++r) {
     GCMOE_RETURN_IF_ERROR(ranks_[r].plan_receive(weights_[r], x[r], tokens[r], compute));
-    GCMOE_RETURN_IF_ERROR(ranks_[r].experts(weights_[r], compute));
+    // Each rank's combine (when it has tokens, so that it runs) zeroes its L2-by-rows counters.
+    GCMOE_RETURN_IF_ERROR(ranks_[r].experts(weights_[r], compute, tokens[r] > 0));
   }
   for (std::size_t r = 0; r < n; ++r) {
     GCMOE_RETURN_IF_ERROR(ranks_[r].shared_expert(weights_[r], x[r], tokens[r], compute));

@@ -5,10 +5,13 @@
 // same tokens with all experts (and the CPU reference), over several steps with new inputs (both
 // buffer parities, the epoch advancing) and with a rank that brings no tokens. A rank that never
 // arrives must end its peers' step with DEADLINE_EXCEEDED, not a hang.
+#include <algorithm>
+#include <cstddef>
 #include <cstdio>
 #include <cstring>
 #include <memory>
 #include <random>
+#include <span>
 #include <vector>
 
 #include "kernels/moe/ep_virtual_group.h"
@@ -104,6 +107,17 @@ void run_ranks(int ranks, MoeFamily family,
       REQUIRE(group->replay().ok());
     }
     REQUIRE(group->synchronize().to_string() == "OK");
+    if (down_by_rows) {
+      // Each rank's L1 -> L2 counters are zero after the step: its combine zeroed them, or, for
+      // a rank without tokens of its own (step 1, rank 0), the clear after its L2.
+      for (int r = 0; r < ranks; ++r) {
+        std::vector<int> counters(group->rank(r).rows_done().size());
+        REQUIRE(group->rank(r).rows_done().copy_to_host(std::span<int>(counters)).ok());
+        INFO("step " << step << " rank " << r);
+        CHECK(std::count(counters.begin(), counters.end(), 0) ==
+              static_cast<std::ptrdiff_t>(counters.size()));
+      }
+    }
     for (int r = 0; r < ranks; ++r) {
       int const t = tokens[static_cast<std::size_t>(r)];
       if (t == 0) {
