@@ -3,7 +3,9 @@
 // acquired them, so the next launch pair starts from zero: a kernel on the same stream, launched
 // by PDL so its launch overlaps L2 (which must let it start: allow_overlap_next); it waits for L2
 // to complete before it writes, and lets the kernel after it start launching (a launch chain,
-// hopper::enter_launch_chain).
+// hopper::enter_launch_chain). Where a combine follows every L2 of a layer run, it zeroes them
+// instead (MoeLayerSync::combine_clears_rows); this kernel serves the FFN benchmarks and an
+// expert-parallel rank whose combine does not run (no tokens of its own).
 
 #include <cuda_runtime.h>
 

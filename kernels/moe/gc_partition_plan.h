@@ -36,10 +36,10 @@ struct GcPartitionStep {
   bool overlap_down = true;
   // With overlap_down, in a GC-MoE graph: each L2 acquires its L1's rows pass by pass
   // (kernels/moe/expert_rows_handshake.h) instead of waiting for L1's whole grid, so its first
-  // CTAs run on the SMs L1's last wave leaves idle; the layer's combine zeroes the counters (the
-  // expert-parallel rank: a small kernel after each L2). The FFN benchmarks measured FP8 1.01-1.06x
-  // and MXFP4 0.90-1.07x against plain PDL (bench/NOTES.md, twenty-first session), so the plan
-  // takes it per bucket. The expert-parallel layer takes it from its plan too
+  // CTAs run on the SMs L1's last wave leaves idle; the combine zeroes the counters (a small kernel
+  // after L2 on an expert-parallel rank without tokens of its own). The FFN benchmarks measured
+  // FP8 1.01-1.06x and MXFP4 0.90-1.07x against plain PDL (bench/NOTES.md, twenty-first session),
+  // so the plan takes it per bucket. The expert-parallel layer takes it from its plan too
   // (EpMoeRank::set_down_by_rows).
   bool down_by_rows = false;
   bool operator==(GcPartitionStep const&) const = default;
