@@ -1,7 +1,8 @@
 #pragma once
 // The combine's inner steps, shared by the single-rank combine (moe_local_dispatch.cu) and the
 // expert-parallel one (ep_dispatch.cu): 8 consecutive bf16 values (one 16-byte load) added, times
-// a weight, into fp32 accumulators, then one rounding to bf16 at the end (moe_combine_ref's order).
+// a weight, into fp32 accumulators, then one rounding to bf16 at the end (moe_combine_ref's order);
+// and the combine's reset of the L2-by-rows counters.
 
 #include <cuda_bf16.h>
 
@@ -47,6 +48,16 @@ __device__ __forceinline__ void combine_token_slice(RowOf const& row_of, float c
     add_bf16x8(acc, shared_y + static_cast<std::int64_t>(t) * hidden + h0, 1.0f);
   }
   store_bf16_rounded8(acc, out + static_cast<std::int64_t>(t) * hidden + h0);
+}
+
+// Block (t, ·)'s share of zeroing counters[0, count) (the L2-by-rows counters the combine resets
+// for the next run): indices t, t + T, … spread over the block's threads. Call after every reader
+// of the counters has finished.
+__device__ __forceinline__ void zero_token_share(int* counters, int count, int t, int num_tokens) {
+  int const stride = num_tokens * static_cast<int>(blockDim.x);
+  for (int i = t + static_cast<int>(threadIdx.x) * num_tokens; i < count; i += stride) {
+    counters[i] = 0;
+  }
 }
 
 }  // namespace gcmoe::kernels

@@ -191,11 +191,8 @@ __global__ void __launch_bounds__(kCombineThreads) ep_combine_kernel(EpStep s, E
   __syncthreads();
   int const t = static_cast<int>(blockIdx.x);
   if (blockIdx.y == 0) {
-    // Block (t, 0) zeroes counters t, t + T, ...
-    int const stride = a.num_tokens * static_cast<int>(blockDim.x);
-    for (int i = t + static_cast<int>(threadIdx.x) * a.num_tokens; i < a.clear_rows; i += stride) {
-      a.clear[i] = 0;
-    }
+    // After this rank's L2 (stream order): its last reader of the counters.
+    zero_token_share(a.clear, a.clear_rows, t, a.num_tokens);
   }
   int const h0 =
       (static_cast<int>(blockIdx.y) * kCombineThreads + static_cast<int>(threadIdx.x)) * 8;

@@ -106,14 +106,9 @@ __global__ void __launch_bounds__(kCombineThreads) local_combine_kernel(LocalCom
   hopper::enter_launch_chain(a.chained);
   int const t = static_cast<int>(blockIdx.x);
   if (blockIdx.y == 0) {
-    // Block (t, 0) zeroes counters t, t + T, ... of each range (after the wait above: every L2
-    // that read them has finished).
-    int const stride = a.num_tokens * static_cast<int>(blockDim.x);
+    // After the wait above: every L2 that read the counters has finished.
     for (int r = 0; r < 2; ++r) {
-      for (int i = t + static_cast<int>(threadIdx.x) * a.num_tokens; i < a.clear_rows[r];
-           i += stride) {
-        a.clear[r][i] = 0;
-      }
+      zero_token_share(a.clear[r], a.clear_rows[r], t, a.num_tokens);
     }
   }
   int const h0 =
