@@ -150,12 +150,12 @@ Status run(Options const& options) {
     // 3: clean pass and barrier; 4: GC-MoE with the shared expert fused; 5: GC-MoE, L2 by rows.
     double us[6] = {0.0, 0.0, 0.0, 0.0, 0.0, 0.0};
     for (int const gc : options.variants) {
+      bool const split = gc == 1 || gc == 4 || gc == 5;  // the GC-MoE variants
       for (std::size_t r = 0; r < gpus.size(); ++r) {
         EpBenchGpu& g = gpus[r];
         GCMOE_CHECK_CUDA(cudaSetDevice(g.device));
         ranks[r].set_step_handoff(gc == 3 ? kernels::EpStepHandoff::kCleanAndBarrier
                                           : kernels::EpStepHandoff::kDoubleBuffered);
-        bool const split = gc == 1 || gc == 4 || gc == 5;
         ranks[r].set_down_by_rows(gc == 5);
         ranks[r].set_shared_expert_launch(gc == 2 || gc == 4
                                               ? kernels::SharedExpertLaunch::kWithRouted
@@ -178,7 +178,7 @@ Status run(Options const& options) {
                                  }));
         }
       }
-      auto timed = time_replays(gpus, ranks, options.reps, gc == 1 || gc == 4 || gc == 5);
+      auto timed = time_replays(gpus, ranks, options.reps, split);
       if (!timed.ok()) {
         char const* const names[] = {
             "sequential (shared separate)", "GC-MoE",

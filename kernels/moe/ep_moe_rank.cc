@@ -195,7 +195,7 @@ Status EpMoeRank::experts(MoeLayerDeviceWeights const& weights, cudaStream_t str
       .y = own.y,
       .ready_rows = own.row_flags[parity_],
       // Every received row (the shared expert's segment too, when fused) is within capacity.
-      .rows_done = overlap_down_ && down_by_rows_ ? rows_done_.data() : nullptr,
+      .rows_done = by_rows() ? rows_done_.data() : nullptr,
       .rows_used = capacity_,
       .capacity = capacity_};
   GCMOE_RETURN_IF_ERROR(
@@ -215,7 +215,6 @@ Status EpMoeRank::shared_expert(MoeLayerDeviceWeights const& weights, float cons
 
 Status EpMoeRank::combine(MoeLayerDeviceWeights const& weights, int num_tokens, float* out,
                           cudaStream_t stream) {
-  bool const by_rows = overlap_down_ && down_by_rows_;
   GCMOE_RETURN_IF_ERROR(ep_combine(
       step(),
       {.pair_rank = pair_rank_.data(),
@@ -228,8 +227,8 @@ Status EpMoeRank::combine(MoeLayerDeviceWeights const& weights, int num_tokens, 
        .num_tokens = num_tokens,
        .top_k = config_.top_k,
        .out = out,
-       .clear = by_rows ? rows_done_.data() : nullptr,
-       .clear_rows = by_rows ? capacity_ : 0},
+       .clear = by_rows() ? rows_done_.data() : nullptr,
+       .clear_rows = by_rows() ? capacity_ : 0},
       stream));
   if (handoff_ == EpStepHandoff::kCleanAndBarrier) {
     GCMOE_RETURN_IF_ERROR(ep_clean_and_barrier(step(), capacity_, stream));

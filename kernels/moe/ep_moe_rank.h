@@ -126,6 +126,8 @@ class EpMoeRank {
     return weights.has_shared && shared_launch_ == SharedExpertLaunch::kWithRouted;
   }
   MoeLayerSync sync() const;
+  // L2 acquires L1's rows (down_by_rows, which needs L2 by PDL).
+  bool by_rows() const { return overlap_down_ && down_by_rows_; }
 
   MoeLayerConfig config_;
   int ranks_ = 1;

@@ -20,6 +20,17 @@ Status allocate(cuda::DeviceBuffer<T>& buffer, std::int64_t count) {
   return Status();
 }
 
+// Whether the shared expert runs in the routed experts' launches.
+bool shared_in_routed(MoeLayerDeviceWeights const& weights, SharedExpertLaunch shared) {
+  return weights.has_shared && shared == SharedExpertLaunch::kWithRouted;
+}
+
+// The rows the routed launch pair uses from row 0: T·k routed pairs in expert order, then the
+// shared expert's T when it runs in those launches.
+std::int64_t routed_rows_used(int num_tokens, int top_k, bool with_shared) {
+  return static_cast<std::int64_t>(num_tokens) * (top_k + (with_shared ? 1 : 0));
+}
+
 }  // namespace
 
 Status check_shared_launch(MoeLayerDeviceWeights const& weights, SharedExpertLaunch shared) {
@@ -144,14 +155,13 @@ Status MoeLayerSequential::route_and_sort(MoeLayerDeviceWeights const& weights, 
                                     .total_padded = total_padded_.data()},
                                    align_workspace_.data(), align_workspace_.size(), stream,
                                    AlignSortPath::kAuto, chained));
-  ActiveExpertsArgs args{
-      .expert_offsets = expert_offsets_.data(),
-      .num_experts = c.num_experts,
-      .num_tokens = num_tokens,
-      .shared_expert = weights.has_shared && shared == SharedExpertLaunch::kWithRouted,
-      .active_experts = active_.data(),
-      .num_active = num_active_.data(),
-      .chained = chained};
+  ActiveExpertsArgs args{.expert_offsets = expert_offsets_.data(),
+                         .num_experts = c.num_experts,
+                         .num_tokens = num_tokens,
+                         .shared_expert = shared_in_routed(weights, shared),
+                         .active_experts = active_.data(),
+                         .num_active = num_active_.data(),
+                         .chained = chained};
   if (sync != nullptr && sync->layout_ready != nullptr) {
     args.layout_ready = sync->layout_ready;
     args.epoch = sync->epoch;
@@ -228,12 +238,10 @@ Status MoeLayerSequential::experts_routed(MoeLayerDeviceWeights const& weights, 
   select.expert_offsets = expert_offsets_.data();
   select.active_experts = active_.data();
   select.num_active = num_active_.data();
-  bool const with_shared = weights.has_shared && shared == SharedExpertLaunch::kWithRouted;
+  bool const with_shared = shared_in_routed(weights, shared);
   select.max_active = std::min(c.num_experts, num_tokens * c.top_k) + (with_shared ? 1 : 0);
   select.rows_per_expert_hint = routed_rows_hint(num_tokens, c.top_k, c.num_experts);
-  // Rows: T·k routed pairs in expert order, then the shared expert's T with kWithRouted.
-  std::int64_t const used =
-      static_cast<std::int64_t>(num_tokens) * (c.top_k + (with_shared ? 1 : 0));
+  std::int64_t const used = routed_rows_used(num_tokens, c.top_k, with_shared);
   return launch_expert_ffn(c, routed_experts(weights),
                            rows_from(0, used, c.expert.weight_before_down, sync), select, sync,
                            stream);
@@ -300,11 +308,11 @@ Status MoeLayerSequential::combine(MoeLayerDeviceWeights const& weights, int num
       // After L2, which lets it start (expert_ffn_launch: the same switch).
       .chained = sync != nullptr && sync->chain};
   if (sync != nullptr && sync->rows_done != nullptr && sync->combine_clears_rows) {
-    // The rows the launch pairs counted (experts_routed, experts_shared): the routed pairs and a
-    // shared expert in their launches from row 0, a shared expert apart from its first row.
-    bool const with_routed = weights.has_shared && shared == SharedExpertLaunch::kWithRouted;
+    // The rows the launch pairs counted (experts_routed, experts_shared): the routed pair's from
+    // row 0, a shared expert apart from its first row.
+    bool const with_routed = shared_in_routed(weights, shared);
     args.clear[0] = sync->rows_done;
-    args.clear_rows[0] = num_tokens * (c.top_k + (with_routed ? 1 : 0));
+    args.clear_rows[0] = static_cast<int>(routed_rows_used(num_tokens, c.top_k, with_routed));
     if (weights.has_shared && !with_routed) {
       args.clear[1] = sync->rows_done + shared_first_row(num_tokens, shared);
       args.clear_rows[1] = num_tokens;
