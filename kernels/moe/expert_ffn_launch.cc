@@ -110,13 +110,14 @@ Status launch_expert_ffn(MoeLayerConfig const& c, ExpertSet const& experts,
   bool const clear_after = by_rows && !sync->combine_clears_rows;
   if (by_rows) {
     GCMOE_RETURN_IF_ERROR(link_rows_done(l1, l2, rows.rows_done, sync->error));
-    // Without the clear, what follows L2 is the combine, chained to it or not as above.
-    l2.allow_overlap_next = clear_after || sync->chain;
+  }
+  if (clear_after) {
+    l2.allow_overlap_next = true;  // the clear after it starts early
   }
   GCMOE_RETURN_IF_ERROR(launch(l1));
   GCMOE_RETURN_IF_ERROR(launch(l2));
   if (clear_after) {
-    // Launched by PDL once L2 lets it (link_rows_done); it lets the combine after it start.
+    // Launched by PDL once L2 lets it (above); it lets the combine after it start.
     GCMOE_RETURN_IF_ERROR(launch_clear_rows_done(rows.rows_done, static_cast<int>(rows.rows_used),
                                                  /*overlap_previous=*/true, stream));
   }

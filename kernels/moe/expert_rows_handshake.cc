@@ -39,7 +39,6 @@ Status link_rows_done(Fp8ExpertGemmArgs& l1, Fp8ExpertGemmArgs& l2, int* rows_do
   l2.error = error;
   l2.overlap_previous = true;
   l2.x_ready_by_rows = true;
-  l2.allow_overlap_next = true;
   return Status();
 }
 
@@ -47,7 +46,9 @@ Status ExpertRowsHandshake::apply(Fp8ExpertGemmArgs& l1, Fp8ExpertGemmArgs& l2,
                                   std::int64_t rows) const {
   GCMOE_CHECK_ARG(rows >= 0 && rows <= this->rows(), "rows handshake: {} rows, counters for {}",
                   rows, this->rows());
-  return link_rows_done(l1, l2, rows_done_.data(), error_.data());
+  GCMOE_RETURN_IF_ERROR(link_rows_done(l1, l2, rows_done_.data(), error_.data()));
+  l2.allow_overlap_next = true;  // finish()'s clear starts early
+  return Status();
 }
 
 Status ExpertRowsHandshake::finish(cudaStream_t stream) const {

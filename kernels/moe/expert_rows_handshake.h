@@ -19,8 +19,9 @@ namespace gcmoe::kernels {
 // per row of the pair's x, h and y; zero before L1): L1 adds one per tile group to each row it
 // stores and lets L2 start early; L2, launched by PDL, acquires each pass's rows there (at L1's
 // tile-group count, gpu scope; past its ready_timeout_ns it raises kWaitRows in `error`) instead
-// of waiting for L1's grid, and lets the counters' clear (launch_clear_rows_done) start early.
-// INVALID_ARGUMENT unless L1 is the gate/up stage of whole 128-output tile groups.
+// of waiting for L1's grid. What follows L2 (its allow_overlap_next) is the caller's: the
+// counters' clear (launch_clear_rows_done) or a combine that zeroes them. INVALID_ARGUMENT unless
+// L1 is the gate/up stage of whole 128-output tile groups.
 Status link_rows_done(Fp8ExpertGemmArgs& l1, Fp8ExpertGemmArgs& l2, int* rows_done,
                       unsigned* error);
 

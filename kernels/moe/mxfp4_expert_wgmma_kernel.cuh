@@ -43,8 +43,8 @@ __host__ __device__ constexpr int stage_bytes() {
 }
 
 // kWgs consumer warpgroups (64 weight rows each) + kFeedWarps producer warps (two: one for the
-// weight images, one for the x rows and scales, each waiting for its part's release); kN token rows
-// per pass; `passes` CTAs of one tile group run side by side over an expert's rows (as
+// weight images, one for the x rows and scales, each waiting for the stage's release); kN token
+// rows per pass; `passes` CTAs of one tile group run side by side over an expert's rows (as
 // fp8_expert_wgmma). A stage's weight images and x rows share one full and one empty barrier
 // (v5.10; version 3's early release of the weight part alone measured 1-2% slower and is gone).
 // stream_only (benchmark probe): the consumers release every stage unread. kTmaX: the x rows
