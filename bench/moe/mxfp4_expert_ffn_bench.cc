@@ -10,7 +10,7 @@
 // bytes are the touched experts' packed codes and scale images; the ceiling is the best
 // memory rate measured in the same run (cudaMemcpy, SM copy, SM read-only stream).
 // Kernel options: "mxfp4" (checkpoint-like scales; the default Mxfp4WgmmaTuning),
-// "mxfp4_cp_async_x" (x by cp.async at every width), "mxfp4_one_pass" (the policy's width, one
+// "mxfp4_one_pass" (the policy's width, one
 // pass per tile group: the experts with more rows loop), "mxfp4_feed16"/"mxfp4_feed32" (the kernel
 // with feed warps forced at 16- or 32-row passes), "mxfp4_down_feed16"/"mxfp4_down_feed32" (the
 // same for L2 alone, L1 as the default), "mxfp4_wide32" and "mxfp4_wide64" (version 5's
@@ -133,11 +133,11 @@ Status run(Options const& options) {
       nlohmann::json per_kernel = nlohmann::json::object();
       // The columns in rounds, the order reversed every other round (bench/common/column_rounds.h:
       // the power cap lowers the clock within a point).
-      Kernel const columns[] = {Kernel::kMxfp4,        Kernel::kCpAsyncX, Kernel::kOnePass,
-                                Kernel::kNarrow16,     Kernel::kNarrow32, Kernel::kDownNarrow16,
-                                Kernel::kDownNarrow32, Kernel::kWide32,   Kernel::kWide64,
-                                Kernel::kStreamOnly,   Kernel::kPdl,      Kernel::kPdlUntriggered,
-                                Kernel::kPdlPacked,    Kernel::kPdlRows,  Kernel::kAgain};
+      Kernel const columns[] = {Kernel::kMxfp4,    Kernel::kOnePass,        Kernel::kNarrow16,
+                                Kernel::kNarrow32, Kernel::kDownNarrow16,   Kernel::kDownNarrow32,
+                                Kernel::kWide32,   Kernel::kWide64,         Kernel::kStreamOnly,
+                                Kernel::kPdl,      Kernel::kPdlUntriggered, Kernel::kPdlPacked,
+                                Kernel::kPdlRows,  Kernel::kAgain};
       GCMOE_ASSIGN_OR_RETURN(
           std::vector<ColumnRounds> const timed,
           time_in_rounds(std::ssize(columns), options.rounds, [&](int c) {
@@ -207,8 +207,8 @@ Status run(Options const& options) {
          "with it (v5.6); a pass with fewer rows than its width runs its WGMMA, fold and token "
          "scales at the rows rounded up to 8, 16, 24 or 32 (v5.8); the L1 epilogue's scale once "
          "per column, shared with the FP8 kernels (v5.9); the 16-row L1 with one WGMMA in flight, "
-         "no local memory (v5.13))"},
-        {"mxfp4_cp_async_x", "the default with the x rows copied by cp.async (x_rows 0)"},
+         "no local memory (v5.13); at 8 and 16 rows each pass's ring from stage 0 and the chunk "
+         "loop unrolled over the stages, its descriptors and addresses constants (v5.14))"},
         {"mxfp4_again",
          "the default once more, timed last (its own graph): identical launches' spread in one "
          "run"},

@@ -16,8 +16,6 @@ kernels::Mxfp4WgmmaTuning tuning_for(Kernel kernel) {
   switch (kernel) {
     case Kernel::kMxfp4:
       break;
-    case Kernel::kCpAsyncX:
-      break;
     case Kernel::kOnePass:
       t.max_passes = 1;
       break;
@@ -67,8 +65,6 @@ char const* kernel_name(Kernel kernel) {
   switch (kernel) {
     case Kernel::kMxfp4:
       return "mxfp4";
-    case Kernel::kCpAsyncX:
-      return "mxfp4_cp_async_x";
     case Kernel::kOnePass:
       return "mxfp4_one_pass";
     case Kernel::kNarrow16:
@@ -111,7 +107,7 @@ Status launch_ffn(Kernel kernel, Weights const& w, Batch const& b,
   a.chunks = static_cast<int>(kHidden / 128);
   a.x = b.x.data();
   // The x rows' bound for the tensor map; 0 for the column that copies x with cp.async.
-  a.x_rows = kernel == Kernel::kCpAsyncX ? 0 : std::max(b.rows, 1);
+  a.x_rows = std::max(b.rows, 1);
   a.x_scales = b.x_scales.data();
   a.expert_offsets = b.offsets.data();
   a.active_experts = b.active_experts.data();

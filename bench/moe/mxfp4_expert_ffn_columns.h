@@ -13,7 +13,6 @@ namespace gcmoe::bench::mxfp4_ffn {
 
 enum class Kernel {
   kMxfp4,
-  kCpAsyncX,
   kOnePass,
   kNarrow16,
   kNarrow32,

@@ -40,18 +40,15 @@ struct Config<ExpertGemmStage::kDown, kN> {
   static constexpr int kStages = kN <= 8 ? 5 : (kN <= 16 ? 6 : 8);
 };
 
-// Every pass width loads x by TMA when the launch gives x_rows (cp.async otherwise). At 16 and 32
-// rows 1.04-1.42x at one rank of eight (bench/NOTES.md v5.3); at 8 rows only once the TMA kernels
-// dropped the proxy fence that cp.async needs (v5.7: 1.01-1.12x at one GPU, 1.02-1.07x at one
-// rank of eight; before it, within the power cap's noise, v5.4).
-inline constexpr int kMinTmaXRows = 8;
-
-template <ExpertGemmStage kStage, int kN, bool kTmaX>
+// Every kernel loads x by TMA, so a launch must give x_rows (the map's bound). At 16 and 32 rows
+// 1.04-1.42x over cp.async at one rank of eight (bench/NOTES.md v5.3); at 8 rows once the TMA
+// kernels dropped the proxy fence that cp.async needs (v5.7: 1.01-1.12x at one GPU, 1.02-1.07x at
+// one rank of eight). The cp.async kernels, run only by callers without x_rows (tests, a benchmark
+// column), went with v5.14: the unrolled ring spilled in them.
+template <ExpertGemmStage kStage, int kN>
 constexpr auto kernel_for() {
   using C = Config<kStage, kN>;
-  static_assert(!kTmaX || kN >= kMinTmaXRows);
-  return mxfp4_expert_wgmma_kernel<kStage, C::kWgs, kN, C::kStages, C::kMinBlocks, kMxfp4FeedWarps,
-                                   kTmaX>;
+  return mxfp4_expert_wgmma_kernel<kStage, C::kWgs, kN, C::kStages, C::kMinBlocks, kMxfp4FeedWarps>;
 }
 
 // The producer-less kernel (version 5, 32 or 64 rows per pass): L1 one 512-thread CTA per SM at
@@ -78,11 +75,11 @@ struct WideConfig<ExpertGemmStage::kDown, kN> {
   static constexpr int kParts = kWideParts;
 };
 
-template <ExpertGemmStage kStage, int kN, bool kTmaX>
+template <ExpertGemmStage kStage, int kN>
 constexpr auto wide_kernel_for() {
   using C = WideConfig<kStage, kN>;
   return mxfp4_expert_wgmma_wide_kernel<kStage, C::kWgs, kN, C::kParts, C::kStages, C::kMinBlocks,
-                                        C::kLag, kTmaX>;
+                                        C::kLag>;
 }
 
 // A configuration C's dynamic shared memory at kN rows per pass: its stages and their activation
@@ -111,25 +108,12 @@ cudaError_t raise_smem_limit(Kernel kernel) {
 
 template <ExpertGemmStage kStage, int kN>
 cudaError_t raise_wide_smem_limits() {
-  using C = WideConfig<kStage, kN>;
-  cudaError_t const e = raise_smem_limit<C, kN>(wide_kernel_for<kStage, kN, true>());
-  return e != cudaSuccess ? e : raise_smem_limit<C, kN>(wide_kernel_for<kStage, kN, false>());
-}
-
-template <ExpertGemmStage kStage, int kN, bool kTmaX>
-cudaError_t raise_smem_limits_x() {
-  return raise_smem_limit<Config<kStage, kN>, kN>(kernel_for<kStage, kN, kTmaX>());
+  return raise_smem_limit<WideConfig<kStage, kN>, kN>(wide_kernel_for<kStage, kN>());
 }
 
 template <ExpertGemmStage kStage, int kN>
 cudaError_t raise_smem_limits() {
-  if constexpr (kN >= kMinTmaXRows) {
-    cudaError_t const e = raise_smem_limits_x<kStage, kN, true>();
-    if (e != cudaSuccess) {
-      return e;
-    }
-  }
-  return raise_smem_limits_x<kStage, kN, false>();
+  return raise_smem_limit<Config<kStage, kN>, kN>(kernel_for<kStage, kN>());
 }
 
 // One launch of configuration C's kernel over the tile groups (x: tile groups times passes side
@@ -152,42 +136,24 @@ void launch_config(Kernel kernel, int threads, Fp8ExpertGemmArgs const& args,
                                             tuning.stream_only ? 1 : 0, x_map));
 }
 
-template <ExpertGemmStage kStage, int kN, bool kTmaX>
-Status launch_x(Fp8ExpertGemmArgs const& args, Mxfp4WgmmaTuning const& tuning, int passes,
-                cudaStream_t stream) {
-  using C = Config<kStage, kN>;
-  GCMOE_ASSIGN_OR_RETURN(auto const x_map, (expert_x_map<kN, kTmaX>(args)));
-  launch_config<C, kN>(kernel_for<kStage, kN, kTmaX>(), (C::kWgs * 4 + kMxfp4FeedWarps) * 32, args,
-                       tuning, passes, x_map, stream);
-  return Status();
-}
-
 template <ExpertGemmStage kStage, int kN>
 Status launch(Fp8ExpertGemmArgs const& args, Mxfp4WgmmaTuning const& tuning, int passes,
               cudaStream_t stream) {
-  if constexpr (kN >= kMinTmaXRows) {
-    if (args.x_rows > 0) {
-      return launch_x<kStage, kN, true>(args, tuning, passes, stream);
-    }
-  }
-  return launch_x<kStage, kN, false>(args, tuning, passes, stream);
-}
-
-template <ExpertGemmStage kStage, int kN, bool kTmaX>
-Status launch_wide_x(Fp8ExpertGemmArgs const& args, Mxfp4WgmmaTuning const& tuning, int passes,
-                     cudaStream_t stream) {
-  using C = WideConfig<kStage, kN>;
-  GCMOE_ASSIGN_OR_RETURN(auto const x_map, (expert_x_map<kN, kTmaX>(args)));
-  launch_config<C, kN>(wide_kernel_for<kStage, kN, kTmaX>(), C::kWgs * 128, args, tuning, passes,
-                       x_map, stream);
+  using C = Config<kStage, kN>;
+  GCMOE_ASSIGN_OR_RETURN(auto const x_map, (expert_x_map<kN, true>(args)));
+  launch_config<C, kN>(kernel_for<kStage, kN>(), (C::kWgs * 4 + kMxfp4FeedWarps) * 32, args, tuning,
+                       passes, x_map, stream);
   return Status();
 }
 
 template <ExpertGemmStage kStage, int kN>
 Status launch_wide(Fp8ExpertGemmArgs const& args, Mxfp4WgmmaTuning const& tuning, int passes,
                    cudaStream_t stream) {
-  return args.x_rows > 0 ? launch_wide_x<kStage, kN, true>(args, tuning, passes, stream)
-                         : launch_wide_x<kStage, kN, false>(args, tuning, passes, stream);
+  using C = WideConfig<kStage, kN>;
+  GCMOE_ASSIGN_OR_RETURN(auto const x_map, (expert_x_map<kN, true>(args)));
+  launch_config<C, kN>(wide_kernel_for<kStage, kN>(), C::kWgs * 128, args, tuning, passes, x_map,
+                       stream);
+  return Status();
 }
 
 // The pass width and the passes side by side: expert_pass_policy.h, kMxfp4PassBands.
@@ -220,7 +186,7 @@ Status launch_for_rows(Fp8ExpertGemmArgs const& args, Mxfp4WgmmaTuning const& tu
 template <ExpertGemmStage kStage, int kN>
 StatusOr<int> pdl_ctas_per_sm(int ctas, int sms) {
   using C = Config<kStage, kN>;
-  return ctas_per_sm(kernel_for<kStage, kN, true>(), (C::kWgs * 4 + kMxfp4FeedWarps) * 32,
+  return ctas_per_sm(kernel_for<kStage, kN>(), (C::kWgs * 4 + kMxfp4FeedWarps) * 32,
                      pdl_spread_smem_bytes(smem_bytes<C, kN>(), ctas, C::kMinBlocks, sms));
 }
 
@@ -262,6 +228,9 @@ Status launch_mxfp4_expert_wgmma(Fp8ExpertGemmArgs const& args, cudaStream_t str
                       "mxfp4 expert wgmma: I and H must be positive multiples of 128");
   GCMOE_CHECK_ARG_MSG(args.rows_per_expert_hint <= kExpertGemmMaxRowsHint,
                       "mxfp4 expert wgmma: bad hint");
+  GCMOE_CHECK_ARG_MSG(args.x_rows > 0,
+                      "mxfp4 expert wgmma: x_rows must give the rows the x buffer holds (> 0): "
+                      "the x rows come by TMA, bounded by it");
   // An option of the FP8 WGMMA version this kernel does not implement: refused, never ignored
   // (a fixed expert comes without offsets).
   GCMOE_CHECK_ARG_MSG(args.fixed_expert < 0,

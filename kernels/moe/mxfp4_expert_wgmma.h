@@ -49,7 +49,13 @@
 // share one full and one empty barrier (one wait and one arrive less per warp and chunk):
 // 1.01-1.03x at most points (bench/NOTES.md v5.10). Version 5.13: the 16-row L1 keeps one WGMMA
 // in flight instead of two, which frees the registers it spilled (bench/NOTES.md, twenty-third
-// session); early release, the option only the tests ran, is gone.
+// session); early release, the option only the tests ran, is gone. Version 5.14: at 8- and
+// 16-row passes every pass starts its ring of stages at stage 0 and the chunk loop is unrolled
+// over the stages, so each chunk's stage and its addresses and WGMMA descriptors are constants
+// (SASS instructions per chunk: 8-row L1 148 -> 120, 16-row 151 / 172 -> 124 / 146): one GPU
+// 1.05-1.09x at T >= 64, the V4.1 layer 1.05-1.09x at T >= 16 (bench/NOTES.md, twenty-fourth
+// session). The cp.async kernels (x_rows 0) are gone, since unrolled they spilled: a launch must
+// give x_rows.
 
 #include <cuda_runtime.h>
 
@@ -75,7 +81,8 @@ StatusOr<int> mxfp4_expert_wgmma_pdl_ctas_per_sm(ExpertGemmStage stage, int pass
 // - tiles: 16-row tiles as in version 1, L1 I/8 (a multiple of 16), L2 H/16 (a multiple of 8);
 // - chunks: K / 128;
 // - DeepSeek semantics: requant RequantScale::kPow2, swiglu_limit 10, route_weights set.
-// - x_rows: the rows the x buffer holds (the bound of the x tensor map; 0: x by cp.async).
+// - x_rows: the rows the x buffer holds (the bound of the x tensor map; must be > 0, else the
+//   launch is refused: every kernel loads x by TMA since version 5.14).
 // Rows per pass 8 (hints up to 12, one pass), 16 (one pass up to 24) or 32 (one pass up to 72,
 // then side by side, up to 8), in the kernel with feed warps (expert_pass_policy.h,
 // kMxfp4PassBands); a pass with fewer rows than its width runs narrower WGMMAs (8, 16, 24 columns).

@@ -47,14 +47,24 @@ __host__ __device__ constexpr int stage_bytes() {
 // rows per pass; `passes` CTAs of one tile group run side by side over an expert's rows (as
 // fp8_expert_wgmma). A stage's weight images and x rows share one full and one empty barrier
 // (v5.10; version 3's early release of the weight part alone measured 1-2% slower and is gone).
-// stream_only (benchmark probe): the consumers release every stage unread. kTmaX: the x rows
-// come by one TMA tensor copy per stage through x_map (else cp.async); a template parameter, not a
-// runtime branch on x_rows: the branch cost the cp.async path 2-10% (bench/NOTES.md v5.4).
-template <ExpertGemmStage kStage, int kWgs, int kN, int kStages, int kMinBlocks, int kFeedWarps,
-          bool kTmaX>
+// stream_only (benchmark probe): the consumers release every stage unread. The x rows come by one
+// TMA tensor copy per stage through x_map (v5.14: the cp.async path is gone, see the consumers'
+// ring below).
+//
+// 8- and 16-row passes (kPassRing, v5.14): every pass starts its ring of stages at stage 0, so the
+// consumers' chunk loop is unrolled over the stages: each chunk's stage is a constant, and its
+// barrier, code, scale and descriptor addresses are immediates. With the stage a loop variable,
+// ptxas rebuilt the x rows' WGMMA descriptors in vector registers and moved them to uniform ones
+// at every k-step (the 8-row L1 loop: 148 instructions per chunk, 120 unrolled). A pass whose
+// chunks are not a multiple of kStages leaves the ring early, so the next pass's first stages
+// wait for fewer chunks ahead. The 32-row kernels keep one ring across passes and the rolled
+// loop: unrolled over their 8 or 10 stages and four widths (~26 KB of code per width's loop) they
+// measured slower at 16 of 18 points, by up to 22% at T=1, where they run the fewest instructions
+// (bench/NOTES.md, twenty-fourth session): we read it as the loop outgrowing the instruction cache.
+template <ExpertGemmStage kStage, int kWgs, int kN, int kStages, int kMinBlocks, int kFeedWarps>
 __global__ void __launch_bounds__((kWgs * 4 + kFeedWarps) * 32, kMinBlocks)
     mxfp4_expert_wgmma_kernel(Fp8ExpertGemmArgs args, int passes, int stream_only,
-                              __grid_constant__ XMap<kTmaX> const x_map) {
+                              __grid_constant__ CUtensorMap const x_map) {
   static_assert(kN == 8 || kN == 16 || kN == 32);
   static_assert(kStage != ExpertGemmStage::kGateUp || kWgs * 32 == kMxChunkK,
                 "L1 CTAs own one 128-output requantization group");
@@ -62,6 +72,7 @@ __global__ void __launch_bounds__((kWgs * 4 + kFeedWarps) * 32, kMinBlocks)
   constexpr int kConsumerThreads = kWgs * 128;
   // The 16-row L1 (two CTAs per SM, 56 registers) keeps one WGMMA in flight per k-step chain.
   constexpr bool kOneInFlight = kStage == ExpertGemmStage::kGateUp && kN == 16;
+  constexpr bool kPassRing = kN <= 16;
   constexpr int kCodesOffset = kN * kXRowBytes;  // x rows first: 1024-aligned for the swizzle
   constexpr int kScalesOffset = kCodesOffset + kWgs * kMxCodeImageBytes;
   extern __shared__ unsigned char smem_raw[];
@@ -80,7 +91,6 @@ __global__ void __launch_bounds__((kWgs * 4 + kFeedWarps) * 32, kMinBlocks)
   int const expert = slot.expert;
   int const row_end = slot.row_end;
   int const chunks = args.chunks;
-  std::int64_t const k_total = static_cast<std::int64_t>(chunks) * kMxChunkK;
   int const warp = static_cast<int>(threadIdx.x) / 32;
   int const lane = static_cast<int>(threadIdx.x) % 32;
 
@@ -91,10 +101,9 @@ __global__ void __launch_bounds__((kWgs * 4 + kFeedWarps) * 32, kMinBlocks)
   float* const x_scale_stages = reinterpret_cast<float*>(stages + kStages * kStageBytes);
   if (threadIdx.x == 0) {
     for (int s = 0; s < kStages; ++s) {
-      // The weights' expect_tx (bulk copies); 32 cp.async lanes (scales; x rows too without the
-      // tensor map) + the x rows' expect_tx.
+      // The weights' expect_tx (bulk copies); 32 cp.async lanes (scales) + the x rows' expect_tx.
       constexpr unsigned kWeightArrivals = 1;
-      constexpr unsigned kXArrivals = kTmaX ? 33 : 32;
+      constexpr unsigned kXArrivals = 33;
       ptx::mbarrier_init(ptx::smem_address(&full[s]), kWeightArrivals + kXArrivals);
       ptx::mbarrier_init(ptx::smem_address(&empty[s]), kWgs * 4);  // one per consumer warp
     }
@@ -117,12 +126,29 @@ __global__ void __launch_bounds__((kWgs * 4 + kFeedWarps) * 32, kMinBlocks)
     std::uint8_t const* const codes = args.weights + expert * args.weight_stride;
     auto const* const scales =
         reinterpret_cast<std::uint8_t const*>(args.weight_scales) + expert * args.scale_stride * 4;
+    // kPassRing: bit s of `phases` is the parity of stage s's next use. One mask for both roles:
+    // each feed warp has one role and its own copy. Per-role masks, or parities counted by
+    // division, held more registers across the feed loop, and the 8-row L2 (48 registers)
+    // spilled. Else `it` counts the CTA's stage uses across passes.
+    static_assert(kFeedWarps == 2, "one role per feed warp: each fills the stages in its order");
+    std::uint32_t phases = 0;
     int it = 0;
+    auto const use_of = [&](int c) {
+      if constexpr (kPassRing) {
+        StageCursor use;
+        use.s = c % kStages;
+        use.phase = (phases >> use.s) & 1u;
+        phases ^= 1u << use.s;
+        return use;
+      } else {
+        return stage_cursor<kStages>(it + c);
+      }
+    };
     bool wait_prior = waits_for_prior_grid(args);
     for (int pass = first_pass; pass < row_end; pass += passes * kN) {
       int const rows = min(kN, row_end - pass);
       auto const issue_weights = [&](int c) {
-        StageCursor const use = stage_cursor<kStages>(it + c);
+        StageCursor const use = use_of(c);
         int const s = use.s;
         std::uint32_t const full_bar = ptx::smem_address(&full[s]);
         ptx::mbarrier_wait(ptx::smem_address(&empty[s]), use.phase ^ 1u);
@@ -139,22 +165,17 @@ __global__ void __launch_bounds__((kWgs * 4 + kFeedWarps) * 32, kMinBlocks)
         }
       };
       auto const issue_tokens = [&](int c) {
-        StageCursor const use = stage_cursor<kStages>(it + c);
+        StageCursor const use = use_of(c);
         int const s = use.s;
         std::uint32_t const full_bar = ptx::smem_address(&full[s]);
         ptx::mbarrier_wait(ptx::smem_address(&empty[s]), use.phase ^ 1u);
         std::uint32_t const x_stage = smem_base + static_cast<std::uint32_t>(s * kStageBytes);
-        if constexpr (kTmaX) {
-          // One TMA tensor copy of the pass's kN rows (128-byte swizzle, as the cp.async path
-          // lays them out); rows past the expert's are other experts' (their columns are never
-          // written), rows past the buffer zero-filled by the map's bound.
-          if (lane == 0) {
-            ptx::mbarrier_arrive_expect_tx(full_bar, kN * kXRowBytes);
-            ptx::tma_load_2d(x_stage, &x_map, c * kMxChunkK, pass, full_bar);
-          }
-        } else {
-          static_assert(kMxChunkK == kXChunkRowBytes);
-          copy_x_rows<kN>(x_stage, args.x, k_total, pass, rows, c, lane);
+        // One TMA tensor copy of the pass's kN rows (128-byte swizzle); rows past the expert's
+        // are other experts' (their columns are never written), rows past the buffer zero-filled
+        // by the map's bound.
+        if (lane == 0) {
+          ptx::mbarrier_arrive_expect_tx(full_bar, kN * kXRowBytes);
+          ptx::tma_load_2d(x_stage, &x_map, c * kMxChunkK, pass, full_bar);
         }
         copy_x_scales<kN>(x_scale_stages + s * kN, args.x_scales, chunks, pass, rows, c, lane);
         ptx::cp_async_arrive_noinc(full_bar);
@@ -195,6 +216,8 @@ __global__ void __launch_bounds__((kWgs * 4 + kFeedWarps) * 32, kMinBlocks)
     return (static_cast<std::uint64_t>(desc_hi) << 32) | lo;
   };
 
+  // kPassRing: bit s of `phases`, the parity of stage s's next full phase; else `cursor`.
+  std::uint32_t phases = 0;
   StageCursor cursor;
   for (int pass = first_pass; pass < row_end; pass += passes * kN) {
     int const rows = min(kN, row_end - pass);
@@ -205,13 +228,21 @@ __global__ void __launch_bounds__((kWgs * 4 + kFeedWarps) * 32, kMinBlocks)
     }
     if (stream_only != 0) {
       for (int c = 0; c < chunks; ++c) {
-        int const s = cursor.s;
-        ptx::mbarrier_wait(bars + 8 * s, cursor.phase);
+        int s = cursor.s;
+        std::uint32_t phase = cursor.phase;
+        if constexpr (kPassRing) {
+          s = c % kStages;
+          phase = (phases >> s) & 1u;
+          phases ^= 1u << s;
+        }
+        ptx::mbarrier_wait(bars + 8 * s, phase);
         __syncwarp();
         if (lane == 0) {
           ptx::mbarrier_arrive(bars + 8 * (s + kStages));
         }
-        advance<kStages>(cursor);
+        if constexpr (!kPassRing) {
+          advance<kStages>(cursor);
+        }
       }
       continue;
     }
@@ -226,25 +257,26 @@ __global__ void __launch_bounds__((kWgs * 4 + kFeedWarps) * 32, kMinBlocks)
       // (v5.11): the pass's first stage is waited for, each later one tested a chunk ahead, so
       // the test's latency overlaps the folds; only a stage not yet full is waited for here.
       bool ready = false;
-      for (int c = 0; c < chunks; ++c) {
-        int const s = cursor.s;
+      // One chunk at stage s, whose full phase has parity `phase` (kPassRing: bit s of `phases`
+      // already flipped to its next use); returns the next chunk's cursor without kPassRing.
+      auto const chunk = [&](int s, std::uint32_t phase) {
         if (!ready) {
-          ptx::mbarrier_wait(bars + 8 * s, cursor.phase);
+          ptx::mbarrier_wait(bars + 8 * s, phase);
         }
         int const so = s * kStageBytes;
         std::uint32_t const b_desc = desc0_lo + static_cast<std::uint32_t>(so >> 4);
         uint4 const q0 = load_shared_16(my_codes + so);
         uint4 const q1 = load_shared_16(my_codes + so + 128 * 16);
         uint2 const sw = load_shared_8(my_scales + so);
-        if constexpr (!kTmaX) {
-          // The x rows (cp.async, generic proxy) are read by the WGMMA (async proxy). By TMA they
-          // are written in the async proxy already, and the fence (MEMBAR.ALL.CTA and 5 more
-          // instructions per chunk) is not needed.
-          ptx::fence_proxy_async_shared();
-        }
-        // The stage after this one, tested before the chunk's last wait (see `ready`).
+        // The stage after this one, tested before the chunk's last wait (see `ready`): the x rows
+        // come by TMA, in the async proxy the WGMMA reads, so no proxy fence (v5.7).
         StageCursor next = cursor;
-        advance<kStages>(next);
+        if constexpr (kPassRing) {
+          next.s = s + 1 == kStages ? 0 : s + 1;
+          next.phase = (phases >> next.s) & 1u;
+        } else {
+          advance<kStages>(next);
+        }
         float chunk_sum[kW / 2];
         if constexpr (kOneInFlight) {
           // One WGMMA in flight: k-step s + 1 is decoded while k-step s runs, then s is folded
@@ -307,14 +339,31 @@ __global__ void __launch_bounds__((kWgs * 4 + kFeedWarps) * 32, kMinBlocks)
           ptx::fence_accumulators<kW>(part[1]);
           fold_k_step(chunk_sum, part[1], sw, 3);
         }
-        // The tokens' activation scales of this chunk (columns 8j + 2t, + 1), read before the stage
-        // is handed back (the producer refills them with the x rows).
+        // The tokens' activation scales of this chunk (columns 8j + 2t, + 1), read before the
+        // stage is handed back (the producer refills them with the x rows).
         add_token_scaled<kW>(acc, chunk_sum, ptx::smem_address(x_scale_stages + s * kN + 2 * t));
         __syncwarp();
         if (lane == 0) {
           ptx::mbarrier_arrive(bars + 8 * (s + kStages));
         }
-        cursor = next;
+        return next;
+      };
+      if constexpr (kPassRing) {
+        for (int c0 = 0; c0 < chunks; c0 += kStages) {
+#pragma unroll
+          for (int s = 0; s < kStages; ++s) {
+            if (c0 + s == chunks) {
+              break;
+            }
+            std::uint32_t const phase = (phases >> s) & 1u;
+            phases ^= 1u << s;
+            chunk(s, phase);
+          }
+        }
+      } else {
+        for (int c = 0; c < chunks; ++c) {
+          cursor = chunk(cursor.s, cursor.phase);
+        }
       }
     };
     // 17-24 rows: 24 columns in a 32-row pass (a 16-row pass never gets here).

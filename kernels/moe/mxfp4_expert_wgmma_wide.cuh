@@ -8,10 +8,10 @@
 // (32) and the k-step accumulators (32) beside the A fragments and the codes; with a producer
 // warp an L1 CTA has 17 warps, so at most 96 registers per thread. Without one (as the FP8 wide
 // kernel, fp8_expert_wgmma_wide.cuh) an L1 CTA is 16 warps at 128 registers: thread 0 issues the
-// weight bulk copies, every thread copies its share of the x rows (one 16-byte unit per chunk at
-// 64 rows) and the first kN threads the rows' activation scales, then arrives on the stage's
-// barrier. A stage is refilled kLag chunks late (before waiting for chunk c, the stage of chunk
-// c - kLag), so kStages - kLag chunks are in flight.
+// weight bulk copies and the x rows' TMA tensor copy, the first kN threads copy the rows'
+// activation scales, then arrive on the stage's barrier. A stage is refilled kLag chunks late
+// (before waiting for chunk c, the stage of chunk c - kLag), so kStages - kLag chunks are in
+// flight.
 //
 // Each k-step's decoded A fragment feeds kParts WGMMAs, one per part of the pass's columns
 // (m64n(kN/kParts)k32 each), kParts in flight: part p of k-step s is folded with the k-step's
@@ -47,13 +47,13 @@ __device__ __forceinline__ void static_for(F const& f) {
   (std::make_integer_sequence<int, kCount>{});
 }
 
-// kTmaX: thread 0 loads a stage's x rows with one TMA tensor copy (x_map, as the kernel with feed
-// warps), so the other threads copy nothing but the first kN their rows' scales.
+// Thread 0 loads a stage's x rows with one TMA tensor copy (x_map, as the kernel with feed warps;
+// the cp.async path went with v5.14), the first kN threads the rows' scales.
 template <ExpertGemmStage kStage, int kWgs, int kN, int kParts, int kStages, int kMinBlocks,
-          int kLag, bool kTmaX>
+          int kLag>
 __global__ void __launch_bounds__(kWgs * 128, kMinBlocks)
     mxfp4_expert_wgmma_wide_kernel(Fp8ExpertGemmArgs args, int passes, int stream_only,
-                                   __grid_constant__ XMap<kTmaX> const x_map) {
+                                   __grid_constant__ CUtensorMap const x_map) {
   static_assert(kN == 32 || kN == 64);
   static_assert(kLag >= 1 && kLag < kStages);
   static_assert(kStage != ExpertGemmStage::kGateUp || kWgs * 32 == kMxChunkK,
@@ -64,9 +64,6 @@ __global__ void __launch_bounds__(kWgs * 128, kMinBlocks)
   constexpr int kThreads = kWgs * 128;
   constexpr int kCodesOffset = kN * kXRowBytes;
   constexpr int kScalesOffset = kCodesOffset + kWgs * kMxCodeImageBytes;
-  constexpr int kUnits = kN * (kMxChunkK / 16);  // 16-byte x units per chunk
-  constexpr int kUnitsPerThread = (kUnits + kThreads - 1) / kThreads;
-  static_assert(kUnits % kThreads == 0 || kUnitsPerThread == 1);
   static_assert(kN <= kThreads, "one thread per row's activation scale");
   extern __shared__ unsigned char smem_raw[];
   __shared__ __align__(8) std::uint64_t barriers[2 * kStages];  // [full][kStages], [empty]
@@ -79,7 +76,6 @@ __global__ void __launch_bounds__(kWgs * 128, kMinBlocks)
   int const expert = slot.expert;
   int const row_end = slot.row_end;
   int const chunks = args.chunks;
-  std::int64_t const k_total = static_cast<std::int64_t>(chunks) * kMxChunkK;
   int const tid = static_cast<int>(threadIdx.x);
   int const warp = tid / 32;
   int const lane = tid % 32;
@@ -91,9 +87,8 @@ __global__ void __launch_bounds__(kWgs * 128, kMinBlocks)
   std::uint32_t const bars = ptx::smem_address(&barriers[0]);
   if (tid == 0) {
     for (int s = 0; s < kStages; ++s) {
-      // Every thread's cp.async arrival (.noinc; with kTmaX the first kN threads') plus thread 0's
-      // expect_tx.
-      ptx::mbarrier_init(bars + 8 * s, (kTmaX ? kN : kThreads) + 1);
+      // The first kN threads' cp.async arrivals (.noinc) plus thread 0's expect_tx.
+      ptx::mbarrier_init(bars + 8 * s, kN + 1);
       ptx::mbarrier_init(bars + 8 * (kStages + s), kWgs * 4);  // one per warp
     }
     ptx::fence_barrier_init();
@@ -145,8 +140,8 @@ __global__ void __launch_bounds__(kWgs * 128, kMinBlocks)
       if (tid == 0) {
         std::uint32_t const full_bar = bars + 8 * s;
         std::uint32_t const stage = smem_base + static_cast<std::uint32_t>(s * kStageBytes);
-        ptx::mbarrier_arrive_expect_tx(full_bar, kWgs * (kMxCodeImageBytes + kScaleImageBytes) +
-                                                     (kTmaX ? kN * kXRowBytes : 0));
+        ptx::mbarrier_arrive_expect_tx(
+            full_bar, kWgs * (kMxCodeImageBytes + kScaleImageBytes) + kN * kXRowBytes);
         // The group's kWgs images of chunk c are contiguous (mxfp4_wgmma_image).
         std::int64_t const first = static_cast<std::int64_t>(c) * kWgs;
         ptx::bulk_copy_g2s(stage + kCodesOffset, codes + first * kMxCodeImageBytes,
@@ -155,53 +150,23 @@ __global__ void __launch_bounds__(kWgs * 128, kMinBlocks)
                            kWgs * kScaleImageBytes, full_bar);
       }
     };
-    // This thread's x units: unit u = tid + kThreads * i is 16-byte unit u % 8 of row u / 8; as
-    // kThreads / 8 is a multiple of 8, every i is the same unit of its row in the same swizzle
-    // phase, so one source pointer, one stride and one shared offset, fixed for the pass, serve
-    // them all (absent rows read nothing: zero-filled from any valid address).
-    constexpr int kRowStep = kThreads / 8;
-    static_assert(kRowStep % 8 == 0);
-    int const r0 = tid / 8;
-    std::uint32_t const unit_dst =
-        static_cast<std::uint32_t>(r0 * kXRowBytes + (((tid % 8) ^ (r0 % 8)) << 4));
-    std::uint8_t const* const unit_src = args.x + (pass + r0) * k_total + (tid % 8) * 16;
     float const* const scale_src = args.x_scales + (pass + tid) * static_cast<std::int64_t>(chunks);
     auto const fill_tokens = [&](int c, int use) {
       int const s = stage_cursor<kStages>(use).s;
       std::uint32_t const stage = smem_base + static_cast<std::uint32_t>(s * kStageBytes);
-      if constexpr (kTmaX) {
-        // The x rows' bytes are in thread 0's expect_tx (fill_weights, issued first).
-        if (tid == 0) {
-          ptx::tma_load_2d(stage, &x_map, c * kMxChunkK, pass, bars + 8 * s);
-        }
-        if (tid < kN) {
-          bool const present = tid < rows;
-          ptx::copy_4_zfill(ptx::smem_address(x_scale_stages + s * kN + tid),
-                            present ? scale_src + c : args.x_scales, present ? 4u : 0u);
-          ptx::cp_async_arrive_noinc(bars + 8 * s);
-        }
-      } else {
-#pragma unroll
-        for (int i = 0; i < kUnitsPerThread; ++i) {
-          int const r = r0 + kRowStep * i;
-          if (kUnits % kThreads != 0 && r >= kN) {
-            break;  // 32-row L1 passes: the second half of the threads has no unit
-          }
-          bool const present = r < rows;
-          ptx::copy_16_zfill(stage + unit_dst + i * kRowStep * kXRowBytes,
-                             present ? unit_src + i * kRowStep * k_total + c * kMxChunkK : args.x,
-                             present ? 16u : 0u);
-        }
-        if (tid < kN) {
-          bool const present = tid < rows;
-          ptx::copy_4_zfill(ptx::smem_address(x_scale_stages + s * kN + tid),
-                            present ? scale_src + c : args.x_scales, present ? 4u : 0u);
-        }
+      // The x rows' bytes are in thread 0's expect_tx (fill_weights, issued first).
+      if (tid == 0) {
+        ptx::tma_load_2d(stage, &x_map, c * kMxChunkK, pass, bars + 8 * s);
+      }
+      if (tid < kN) {
+        bool const present = tid < rows;
+        ptx::copy_4_zfill(ptx::smem_address(x_scale_stages + s * kN + tid),
+                          present ? scale_src + c : args.x_scales, present ? 4u : 0u);
         ptx::cp_async_arrive_noinc(bars + 8 * s);
       }
     };
     // Prologue: the first stages' weights go out before the rows are known to be ready, then warp
-    // 0 acquires the rows' readiness counters and every thread copies its x units.
+    // 0 acquires the rows' readiness counters, then the x rows and scales follow.
     int const early = min(kStages, chunks);
     for (int c = 0; c < early; ++c) {
       fill_weights(c, it + c);
@@ -235,11 +200,6 @@ __global__ void __launch_bounds__(kWgs * 128, kMinBlocks)
       int const s = cursor.s;
       ptx::mbarrier_wait(bars + 8 * s, cursor.phase);
       if (stream_only == 0) {
-        if constexpr (!kTmaX) {
-          // The x rows (cp.async, generic proxy) are read by the WGMMA (async proxy); by TMA
-          // they are in the async proxy already.
-          ptx::fence_proxy_async_shared();
-        }
         int const so = s * kStageBytes;
         std::uint32_t const b_desc = desc0_lo + static_cast<std::uint32_t>(so >> 4);
         uint4 const q0 = load_shared_16(my_codes + so);

@@ -141,9 +141,6 @@ Errors run_case(Case const& c) {
   args.requant = RequantScale::kPow2;
   args.swiglu_limit = 10.0f;
   args.route_weights = batch.route.data();
-  if (!c.tma_x) {
-    args.x_rows = 0;
-  }
   if (c.late_rows) {
     ready.attach(args, 3, 10'000'000'000);
   }
@@ -152,9 +149,6 @@ Errors run_case(Case const& c) {
   down.weight_scales = reinterpret_cast<float const*>(d_l2s.data());
   down.weight_stride = static_cast<std::int64_t>(l2_codes.size()) / c.experts;
   down.scale_stride = static_cast<std::int64_t>(l2_scales.size()) / c.experts;
-  if (!c.tma_x) {
-    down.x_rows = 0;
-  }
   REQUIRE((c.order == testing::PairOrder::kStream ||
            (c.order == testing::PairOrder::kByRows && !c.late_rows)));
   auto const launch = [&](Fp8ExpertGemmArgs const& a) {
@@ -223,15 +217,15 @@ Errors run_case(Case const& c) {
   CHECK(ref_norm > 0.0);  // never all-zero data
   std::printf(
       "mxfp4 expert ffn H=%lld I=%lld E=%d T=%d k=%d rows=%lld hint=%d scales=%s "
-      "%spass_rows=%d max_passes=%d wide=%d tma_x=%d seed=%llu rel_l2_error=%.3e "
+      "%spass_rows=%d max_passes=%d wide=%d seed=%llu rel_l2_error=%.3e "
       "feature_normalized_rel_l2=%.3e worst_row=%lld (rel_l2 %.3e); h: %lld flips, %lld codes and "
       "%lld scales outside, worst deviation %.2e; down from the kernel's h: rel_l2 %.3e, "
       "feature-normalized %.3e\n",
       static_cast<long long>(h), static_cast<long long>(inter), c.experts, c.tokens, c.top_k,
       static_cast<long long>(rows), args.rows_per_expert_hint, scales_name(c.scales),
       c.late_rows ? "late-rows " : "", c.tuning.pass_rows, c.tuning.max_passes,
-      c.tuning.wide ? 1 : 0, c.tma_x ? 1 : 0, static_cast<unsigned long long>(c.seed),
-      errors.rel_l2, errors.feature_normalized, static_cast<long long>(worst_row), worst_row_error,
+      c.tuning.wide ? 1 : 0, static_cast<unsigned long long>(c.seed), errors.rel_l2,
+      errors.feature_normalized, static_cast<long long>(worst_row), worst_row_error,
       static_cast<long long>(errors.h.flips), static_cast<long long>(errors.h.codes_outside),
       static_cast<long long>(errors.h.scales_outside), errors.h.worst_deviation, errors.down_rel_l2,
       errors.down_feature_normalized);

@@ -34,7 +34,6 @@ struct Case {
   int rows_hint = 0;       // 0: the token count
   std::uint64_t seed = 0;
   Mxfp4WgmmaTuning tuning;  // the default unless a test sweeps it
-  bool tma_x = true;        // false: x_rows 0, the kernel copies x with cp.async
   // How L2 follows L1 (tests/gpu/kernels/moe/expert_ffn_slots.h; not kByRowsNeverReleased: the
   // case checks y).
   testing::PairOrder order = testing::PairOrder::kStream;

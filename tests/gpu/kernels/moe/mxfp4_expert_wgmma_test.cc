@@ -25,7 +25,6 @@ TEST_CASE("mxfp4 expert FFN matches the CPU reference at small shapes") {
   c.tokens = GENERATE(1, 5, 24);
   c.top_k = 2;
   c.scales = GENERATE(Scales::kRealistic, Scales::kNarrowMax, Scales::kExtreme);
-  c.tma_x = GENERATE(true, false);  // x by one TMA tensor copy per stage, or by cp.async
   c.seed = 100 + static_cast<std::uint64_t>(c.tokens);
   check(c);
 }
@@ -84,18 +83,21 @@ TEST_CASE("mxfp4 expert FFN: many CTAs over many stages match the reference") {
   check(c);
 }
 
-// Odd K chunk counts (H 384 and I 640: 3 and 5 chunks) at 32-row passes: both x paths, the pass
-// looping (T = 45: a full pass, then 16 columns) and side by side.
+// Odd K chunk counts, fewer and more than the stages: H 384 and I 640 (3 and 5 chunks), H 1664
+// and I 896 (13 and 7 chunks: not a multiple of any kernel's 5, 6, 8 or 10 stages where more).
+// Every pass starts its ring at stage 0 (v5.14), so a CTA looping over passes (max_passes 1;
+// T = 45: 6, 3 or 2 passes) takes some stages once more per pass than others, and each stage's
+// phase parity must follow its own uses; side by side (max_passes 0) as the policy runs them.
 TEST_CASE("mxfp4 expert FFN: odd chunk counts") {
   Case c;
-  c.hidden = 384;
-  c.inter = 640;
+  bool const long_k = GENERATE(false, true);
+  c.hidden = long_k ? 1664 : 384;
+  c.inter = long_k ? 896 : 640;
   c.experts = 3;
   c.top_k = 3;
   c.tokens = GENERATE(20, 45);
-  c.tuning.pass_rows = 32;
+  c.tuning.pass_rows = GENERATE(8, 16, 32);
   c.tuning.max_passes = GENERATE(0, 1);
-  c.tma_x = GENERATE(true, false);
   c.scales = Scales::kRealistic;
   c.seed = 61 + static_cast<std::uint64_t>(c.tokens);
   check(c);
@@ -109,7 +111,6 @@ TEST_CASE("mxfp4 expert FFN waits on the token ring's readiness counters") {
   c.tokens = 20;
   c.top_k = 2;
   c.late_rows = true;
-  c.tma_x = GENERATE(true, false);
   c.seed = 23;
   check(c);
 }
@@ -163,6 +164,7 @@ TEST_CASE("mxfp4 expert wgmma rejects shapes and configurations it cannot run") 
   args.expert_offsets = args.active_experts = args.num_active = &value;
   args.h = bytes;
   args.h_scales = scales;
+  args.x_rows = 4;
   args.chunks = 2;
   args.tiles = 8;  // I = 64: an L1 CTA owns 128 outputs
   CHECK(launch_mxfp4_expert_wgmma(args, nullptr).code() == StatusCode::kInvalidArgument);
@@ -175,6 +177,11 @@ TEST_CASE("mxfp4 expert wgmma rejects shapes and configurations it cannot run") 
   // Valid arguments with no expert active: nothing launches, OK (the control for what follows).
   args.max_active = 0;
   CHECK(launch_mxfp4_expert_wgmma(args, nullptr).ok());
+  // The x rows come by TMA (v5.14): a launch without the x buffer's rows (its map's bound) is
+  // refused.
+  args.x_rows = 0;
+  CHECK(launch_mxfp4_expert_wgmma(args, nullptr).code() == StatusCode::kInvalidArgument);
+  args.x_rows = 4;
   args.weights = bytes + 8;
   CHECK(launch_mxfp4_expert_wgmma(args, nullptr).code() == StatusCode::kInvalidArgument);
   args.weights = bytes;

@@ -30,7 +30,6 @@ TEST_CASE(
   c.rows_hint = GENERATE(0, 16);
   c.tuning.wide = true;
   c.tuning.pass_rows = GENERATE(32, 64);
-  c.tma_x = GENERATE(true, false);
   c.seed = 61 + static_cast<std::uint64_t>(c.tokens);
   check(c);
 }
