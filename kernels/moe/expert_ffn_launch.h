@@ -31,7 +31,9 @@ struct ExpertFfnRows {
   // L1's grid.
   int* rows_done = nullptr;
   std::int64_t rows_used = 0;
-  std::int64_t capacity = 0;  // rows x, h and y hold from these pointers (0: unknown)
+  // Rows x, h and y hold from these pointers: the bound of the x rows' TMA maps. 0 (unknown) only
+  // for FP8 experts; the MXFP4 kernels load x by TMA alone and refuse it.
+  std::int64_t capacity = 0;
 };
 
 // Packed experts of one format: expert i at base + i · sections.stride.
