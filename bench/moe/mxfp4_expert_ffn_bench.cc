@@ -10,10 +10,10 @@
 // bytes are the touched experts' packed codes and scale images; the ceiling is the best
 // memory rate measured in the same run (cudaMemcpy, SM copy, SM read-only stream).
 // Kernel options: "mxfp4" (checkpoint-like scales; the default Mxfp4WgmmaTuning),
-// "mxfp4_one_pass" (the policy's width, one
-// pass per tile group: the experts with more rows loop), "mxfp4_feed16"/"mxfp4_feed32" (the kernel
-// with feed warps forced at 16- or 32-row passes), "mxfp4_down_feed16"/"mxfp4_down_feed32" (the
-// same for L2 alone, L1 as the default), "mxfp4_wide32" and "mxfp4_wide64" (version 5's
+// "mxfp4_one_pass" (the policy's width, one pass per tile group: the experts with more rows loop),
+// "mxfp4_feed16"/"mxfp4_feed32" (the kernel with feed warps forced at 16- or 32-row passes),
+// "mxfp4_down_feed16"/"mxfp4_down_feed32" (the same for L2 alone, L1 as the default),
+// "mxfp4_wide32" and "mxfp4_wide64" (version 5's
 // producer-less kernel forced at 32- or 64-row passes), "stream_only" (a probe: the consumers
 // release every stage unread, so the kernel's own weight stream without decode or MMA; its outputs
 // are not written), "mxfp4_pdl" (the default with L2 launched by programmatic dependent launch,

@@ -106,7 +106,7 @@ Status launch_ffn(Kernel kernel, Weights const& w, Batch const& b,
   a.tiles = static_cast<int>(kInter / 8);
   a.chunks = static_cast<int>(kHidden / 128);
   a.x = b.x.data();
-  // The x rows' bound for the tensor map; 0 for the column that copies x with cp.async.
+  // The x rows' bound for the tensor map (every MXFP4 kernel loads x by TMA since v5.14).
   a.x_rows = std::max(b.rows, 1);
   a.x_scales = b.x_scales.data();
   a.expert_offsets = b.offsets.data();
