@@ -126,20 +126,16 @@ __global__ void __launch_bounds__((kWgs * 4 + kFeedWarps) * 32, kMinBlocks)
     std::uint8_t const* const codes = args.weights + expert * args.weight_stride;
     auto const* const scales =
         reinterpret_cast<std::uint8_t const*>(args.weight_scales) + expert * args.scale_stride * 4;
-    // kPassRing: bit s of `phases` is the parity of stage s's next use. One mask for both roles:
-    // each feed warp has one role and its own copy. Per-role masks, or parities counted by
-    // division, held more registers across the feed loop, and the 8-row L2 (48 registers)
-    // spilled. Else `it` counts the CTA's stage uses across passes.
+    // kPassRing: the stages' parities in `phases`. One set for both roles: each feed warp has one
+    // role and its own copy. Per-role sets, or parities counted by division, held more registers
+    // across the feed loop, and the 8-row L2 (48 registers) spilled. Else `it` counts the CTA's
+    // stage uses across passes.
     static_assert(kFeedWarps == 2, "one role per feed warp: each fills the stages in its order");
-    std::uint32_t phases = 0;
+    PassRingPhases phases;
     int it = 0;
     auto const use_of = [&](int c) {
       if constexpr (kPassRing) {
-        StageCursor use;
-        use.s = c % kStages;
-        use.phase = (phases >> use.s) & 1u;
-        phases ^= 1u << use.s;
-        return use;
+        return take_stage(phases, c % kStages);
       } else {
         return stage_cursor<kStages>(it + c);
       }
@@ -216,8 +212,8 @@ __global__ void __launch_bounds__((kWgs * 4 + kFeedWarps) * 32, kMinBlocks)
     return (static_cast<std::uint64_t>(desc_hi) << 32) | lo;
   };
 
-  // kPassRing: bit s of `phases`, the parity of stage s's next full phase; else `cursor`.
-  std::uint32_t phases = 0;
+  // kPassRing: the stages' full-phase parities; else `cursor`, one ring across passes.
+  PassRingPhases phases;
   StageCursor cursor;
   for (int pass = first_pass; pass < row_end; pass += passes * kN) {
     int const rows = min(kN, row_end - pass);
@@ -228,14 +224,12 @@ __global__ void __launch_bounds__((kWgs * 4 + kFeedWarps) * 32, kMinBlocks)
     }
     if (stream_only != 0) {
       for (int c = 0; c < chunks; ++c) {
-        int s = cursor.s;
-        std::uint32_t phase = cursor.phase;
+        StageCursor use = cursor;
         if constexpr (kPassRing) {
-          s = c % kStages;
-          phase = (phases >> s) & 1u;
-          phases ^= 1u << s;
+          use = take_stage(phases, c % kStages);
         }
-        ptx::mbarrier_wait(bars + 8 * s, phase);
+        int const s = use.s;
+        ptx::mbarrier_wait(bars + 8 * s, use.phase);
         __syncwarp();
         if (lane == 0) {
           ptx::mbarrier_arrive(bars + 8 * (s + kStages));
@@ -257,11 +251,12 @@ __global__ void __launch_bounds__((kWgs * 4 + kFeedWarps) * 32, kMinBlocks)
       // (v5.11): the pass's first stage is waited for, each later one tested a chunk ahead, so
       // the test's latency overlaps the folds; only a stage not yet full is waited for here.
       bool ready = false;
-      // One chunk at stage s, whose full phase has parity `phase` (kPassRing: bit s of `phases`
-      // already flipped to its next use); returns the next chunk's cursor without kPassRing.
-      auto const chunk = [&](int s, std::uint32_t phase) {
+      // One chunk at stage use.s, whose full phase has parity use.phase (kPassRing: the stage
+      // already taken from `phases`); returns the next chunk's cursor without kPassRing.
+      auto const chunk = [&](StageCursor const use) {
+        int const s = use.s;
         if (!ready) {
-          ptx::mbarrier_wait(bars + 8 * s, phase);
+          ptx::mbarrier_wait(bars + 8 * s, use.phase);
         }
         int const so = s * kStageBytes;
         std::uint32_t const b_desc = desc0_lo + static_cast<std::uint32_t>(so >> 4);
@@ -272,8 +267,7 @@ __global__ void __launch_bounds__((kWgs * 4 + kFeedWarps) * 32, kMinBlocks)
         // come by TMA, in the async proxy the WGMMA reads, so no proxy fence (v5.7).
         StageCursor next = cursor;
         if constexpr (kPassRing) {
-          next.s = s + 1 == kStages ? 0 : s + 1;
-          next.phase = (phases >> next.s) & 1u;
+          next = peek_stage(phases, s + 1 == kStages ? 0 : s + 1);
         } else {
           advance<kStages>(next);
         }
@@ -355,14 +349,12 @@ __global__ void __launch_bounds__((kWgs * 4 + kFeedWarps) * 32, kMinBlocks)
             if (c0 + s == chunks) {
               break;
             }
-            std::uint32_t const phase = (phases >> s) & 1u;
-            phases ^= 1u << s;
-            chunk(s, phase);
+            chunk(take_stage(phases, s));
           }
         }
       } else {
         for (int c = 0; c < chunks; ++c) {
-          cursor = chunk(cursor.s, cursor.phase);
+          cursor = chunk(cursor);
         }
       }
     };

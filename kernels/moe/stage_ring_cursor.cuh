@@ -40,4 +40,27 @@ __device__ __forceinline__ void advance(StageCursor& cursor) {
   }
 }
 
+// The phase parities of a ring whose every pass starts at stage 0 (the MXFP4 kernel with feed
+// warps at 8 and 16 rows per pass, v5.14: its chunk loop is unrolled over the stages, so each
+// chunk's stage is a constant). A pass whose chunks are not a multiple of the stages uses the
+// first ones once more, so each stage keeps its own parity: bit s, that of stage s's next use.
+struct PassRingPhases {
+  std::uint32_t bits = 0;
+};
+
+// Stage s's next use, not taken (the consumers test the next chunk's stage ahead).
+__device__ __forceinline__ StageCursor peek_stage(PassRingPhases const& ring, int s) {
+  StageCursor use;
+  use.s = s;
+  use.phase = (ring.bits >> s) & 1u;
+  return use;
+}
+
+// Stage s's next use, taken: its cursor; the stage's parity flips for the use after it.
+__device__ __forceinline__ StageCursor take_stage(PassRingPhases& ring, int s) {
+  StageCursor const use = peek_stage(ring, s);
+  ring.bits ^= 1u << s;
+  return use;
+}
+
 }  // namespace gcmoe::kernels
