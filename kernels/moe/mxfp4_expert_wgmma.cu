@@ -20,7 +20,12 @@ using mxfp4_wgmma::mxfp4_expert_wgmma_wide_kernel;
 using mxfp4_wgmma::stage_bytes;
 
 // L1: 4 consumer warpgroups (128 outputs, one requantization group); L2: 2 (128 rows). A stage
-// holds half the weight bytes of the FP8 kernel's, so more stages keep ~200 KB per SM in flight.
+// holds half the weight bytes of the FP8 kernel's, so more stages keep ~200 KB per SM in flight,
+// except at 32 rows (v5.15): the consumers' loop is unrolled over the stages (one chunk body per
+// stage, ~2.9 KB each), and with 10 (L1) or 8 (L2) stages the loop outgrew the instruction cache
+// (ncu: "no instruction" stalls 0.15 -> 2.71 per issue at T=1). At 5 and 4 stages the 32-row
+// kernels run 1.03-1.06x faster at one rank of eight T=128/256 than rolled at 10 and 8, and up to
+// 4% slower at T=1, where no policy picks them (bench/NOTES.md, twenty-fifth session).
 // Two feed warps (v5.1), one for the weight images and one for the x rows: one warp issuing both
 // needed ~240 instructions per stage among 8 warps per scheduler and could not refill a stage as
 // fast as the consumers freed it (8-row passes 1.10-1.36x faster with two, bench/NOTES.md v5.1).
@@ -31,13 +36,13 @@ template <int kN>
 struct Config<ExpertGemmStage::kGateUp, kN> {
   static constexpr int kWgs = 4;
   static constexpr int kMinBlocks = kN <= 16 ? 2 : 1;
-  static constexpr int kStages = kN <= 16 ? 5 : 10;
+  static constexpr int kStages = 5;
 };
 template <int kN>
 struct Config<ExpertGemmStage::kDown, kN> {
   static constexpr int kWgs = 2;
   static constexpr int kMinBlocks = kN <= 8 ? 4 : (kN <= 16 ? 3 : 2);
-  static constexpr int kStages = kN <= 8 ? 5 : (kN <= 16 ? 6 : 8);
+  static constexpr int kStages = kN <= 8 ? 5 : (kN <= 16 ? 6 : 4);
 };
 
 // Every kernel loads x by TMA, so a launch must give x_rows (the map's bound). At 16 and 32 rows

@@ -51,16 +51,16 @@ __host__ __device__ constexpr int stage_bytes() {
 // TMA tensor copy per stage through x_map (v5.14: the cp.async path is gone, see the consumers'
 // ring below).
 //
-// 8- and 16-row passes (kPassRing, v5.14): every pass starts its ring of stages at stage 0, so the
+// The ring of stages (v5.14, 32 rows v5.15): every pass starts its ring at stage 0, so the
 // consumers' chunk loop is unrolled over the stages: each chunk's stage is a constant, and its
 // barrier, code, scale and descriptor addresses are immediates. With the stage a loop variable,
 // ptxas rebuilt the x rows' WGMMA descriptors in vector registers and moved them to uniform ones
 // at every k-step (the 8-row L1 loop: 148 instructions per chunk, 120 unrolled). A pass whose
 // chunks are not a multiple of kStages leaves the ring early, so the next pass's first stages
-// wait for fewer chunks ahead. The 32-row kernels keep one ring across passes and the rolled
-// loop: unrolled over their 8 or 10 stages and four widths (~26 KB of code per width's loop) they
-// measured slower at 16 of 18 points, by up to 22% at T=1, where they run the fewest instructions
-// (bench/NOTES.md, twenty-fourth session): we read it as the loop outgrowing the instruction cache.
+// wait for fewer chunks ahead. The unrolled loop is kStages chunk bodies, so the stage counts at
+// 32 rows are kept small (mxfp4_expert_wgmma.cu): with 8 or 10 stages (~26 KB of code per width's
+// loop) the 32-row kernels measured up to 22% slower at T=1, where they run the fewest
+// instructions (bench/NOTES.md, twenty-fourth and twenty-fifth sessions).
 template <ExpertGemmStage kStage, int kWgs, int kN, int kStages, int kMinBlocks, int kFeedWarps>
 __global__ void __launch_bounds__((kWgs * 4 + kFeedWarps) * 32, kMinBlocks)
     mxfp4_expert_wgmma_kernel(Fp8ExpertGemmArgs args, int passes, int stream_only,
@@ -72,7 +72,6 @@ __global__ void __launch_bounds__((kWgs * 4 + kFeedWarps) * 32, kMinBlocks)
   constexpr int kConsumerThreads = kWgs * 128;
   // The 16-row L1 (two CTAs per SM, 56 registers) keeps one WGMMA in flight per k-step chain.
   constexpr bool kOneInFlight = kStage == ExpertGemmStage::kGateUp && kN == 16;
-  constexpr bool kPassRing = kN <= 16;
   constexpr int kCodesOffset = kN * kXRowBytes;  // x rows first: 1024-aligned for the swizzle
   constexpr int kScalesOffset = kCodesOffset + kWgs * kMxCodeImageBytes;
   extern __shared__ unsigned char smem_raw[];
@@ -126,20 +125,12 @@ __global__ void __launch_bounds__((kWgs * 4 + kFeedWarps) * 32, kMinBlocks)
     std::uint8_t const* const codes = args.weights + expert * args.weight_stride;
     auto const* const scales =
         reinterpret_cast<std::uint8_t const*>(args.weight_scales) + expert * args.scale_stride * 4;
-    // kPassRing: the stages' parities in `phases`. One set for both roles: each feed warp has one
-    // role and its own copy. Per-role sets, or parities counted by division, held more registers
-    // across the feed loop, and the 8-row L2 (48 registers) spilled. Else `it` counts the CTA's
-    // stage uses across passes.
+    // The stages' parities in `phases`. One set for both roles: each feed warp has one role and
+    // its own copy. Per-role sets, or parities counted by division, held more registers across
+    // the feed loop, and the 8-row L2 (48 registers) spilled.
     static_assert(kFeedWarps == 2, "one role per feed warp: each fills the stages in its order");
     PassRingPhases phases;
-    int it = 0;
-    auto const use_of = [&](int c) {
-      if constexpr (kPassRing) {
-        return take_stage(phases, c % kStages);
-      } else {
-        return stage_cursor<kStages>(it + c);
-      }
-    };
+    auto const use_of = [&](int c) { return take_stage(phases, c % kStages); };
     bool wait_prior = waits_for_prior_grid(args);
     for (int pass = first_pass; pass < row_end; pass += passes * kN) {
       int const rows = min(kN, row_end - pass);
@@ -185,13 +176,12 @@ __global__ void __launch_bounds__((kWgs * 4 + kFeedWarps) * 32, kMinBlocks)
             }
           },
           issue_weights, issue_tokens);
-      it += chunks;
     }
     return;
   }
 
-  // Consumer warpgroups. Every address the loop needs is hoisted: a stage adds s * kStageBytes
-  // to each, and (stage, phase) advance by increment, not by division.
+  // Consumer warpgroups. Every address the loop needs is hoisted: a stage adds the constant
+  // s * kStageBytes to each.
   int const wg = warp / 4;
   int const wslice = warp % 4;
   int const g = lane / 4;
@@ -212,9 +202,8 @@ __global__ void __launch_bounds__((kWgs * 4 + kFeedWarps) * 32, kMinBlocks)
     return (static_cast<std::uint64_t>(desc_hi) << 32) | lo;
   };
 
-  // kPassRing: the stages' full-phase parities; else `cursor`, one ring across passes.
+  // The stages' full-phase parities.
   PassRingPhases phases;
-  StageCursor cursor;
   for (int pass = first_pass; pass < row_end; pass += passes * kN) {
     int const rows = min(kN, row_end - pass);
     float acc[kN / 2];
@@ -224,18 +213,12 @@ __global__ void __launch_bounds__((kWgs * 4 + kFeedWarps) * 32, kMinBlocks)
     }
     if (stream_only != 0) {
       for (int c = 0; c < chunks; ++c) {
-        StageCursor use = cursor;
-        if constexpr (kPassRing) {
-          use = take_stage(phases, c % kStages);
-        }
+        StageCursor const use = take_stage(phases, c % kStages);
         int const s = use.s;
         ptx::mbarrier_wait(bars + 8 * s, use.phase);
         __syncwarp();
         if (lane == 0) {
           ptx::mbarrier_arrive(bars + 8 * (s + kStages));
-        }
-        if constexpr (!kPassRing) {
-          advance<kStages>(cursor);
         }
       }
       continue;
@@ -251,8 +234,7 @@ __global__ void __launch_bounds__((kWgs * 4 + kFeedWarps) * 32, kMinBlocks)
       // (v5.11): the pass's first stage is waited for, each later one tested a chunk ahead, so
       // the test's latency overlaps the folds; only a stage not yet full is waited for here.
       bool ready = false;
-      // One chunk at stage use.s, whose full phase has parity use.phase (kPassRing: the stage
-      // already taken from `phases`); returns the next chunk's cursor without kPassRing.
+      // One chunk at stage use.s (taken from `phases`), whose full phase has parity use.phase.
       auto const chunk = [&](StageCursor const use) {
         int const s = use.s;
         if (!ready) {
@@ -265,12 +247,7 @@ __global__ void __launch_bounds__((kWgs * 4 + kFeedWarps) * 32, kMinBlocks)
         uint2 const sw = load_shared_8(my_scales + so);
         // The stage after this one, tested before the chunk's last wait (see `ready`): the x rows
         // come by TMA, in the async proxy the WGMMA reads, so no proxy fence (v5.7).
-        StageCursor next = cursor;
-        if constexpr (kPassRing) {
-          next = peek_stage(phases, s + 1 == kStages ? 0 : s + 1);
-        } else {
-          advance<kStages>(next);
-        }
+        StageCursor const next = peek_stage(phases, s + 1 == kStages ? 0 : s + 1);
         float chunk_sum[kW / 2];
         if constexpr (kOneInFlight) {
           // One WGMMA in flight: k-step s + 1 is decoded while k-step s runs, then s is folded
@@ -340,21 +317,14 @@ __global__ void __launch_bounds__((kWgs * 4 + kFeedWarps) * 32, kMinBlocks)
         if (lane == 0) {
           ptx::mbarrier_arrive(bars + 8 * (s + kStages));
         }
-        return next;
       };
-      if constexpr (kPassRing) {
-        for (int c0 = 0; c0 < chunks; c0 += kStages) {
+      for (int c0 = 0; c0 < chunks; c0 += kStages) {
 #pragma unroll
-          for (int s = 0; s < kStages; ++s) {
-            if (c0 + s == chunks) {
-              break;
-            }
-            chunk(take_stage(phases, s));
+        for (int s = 0; s < kStages; ++s) {
+          if (c0 + s == chunks) {
+            break;
           }
-        }
-      } else {
-        for (int c = 0; c < chunks; ++c) {
-          cursor = chunk(cursor);
+          chunk(take_stage(phases, s));
         }
       }
     };

@@ -41,8 +41,8 @@ __device__ __forceinline__ void advance(StageCursor& cursor) {
 }
 
 // The phase parities of a ring whose every pass starts at stage 0 (the MXFP4 kernel with feed
-// warps at 8 and 16 rows per pass, v5.14: its chunk loop is unrolled over the stages, so each
-// chunk's stage is a constant). A pass whose chunks are not a multiple of the stages uses the
+// warps, v5.14 and v5.15: its chunk loop is unrolled over the stages, so each chunk's stage is a
+// constant). A pass whose chunks are not a multiple of the stages uses the
 // first ones once more, so each stage keeps its own parity: bit s, that of stage s's next use.
 struct PassRingPhases {
   std::uint32_t bits = 0;
