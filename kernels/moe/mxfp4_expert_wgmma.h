@@ -55,7 +55,9 @@
 // (SASS instructions per chunk: 8-row L1 148 -> 120, 16-row 151 / 172 -> 124 / 146): one GPU
 // 1.05-1.09x at T >= 64, the V4.1 layer 1.05-1.09x at T >= 16 (bench/NOTES.md, twenty-fourth
 // session). The cp.async kernels (x_rows 0) are gone, since unrolled they spilled: a launch must
-// give x_rows.
+// give x_rows. Version 5.15: the 32-row passes unrolled too, at 5 (L1) and 4 (L2) stages instead
+// of 10 and 8, whose unrolled loops outgrew the instruction cache: one rank of eight T=128/256
+// 1.03-1.08x (bench/NOTES.md, twenty-fifth session).
 
 #include <cuda_runtime.h>
 

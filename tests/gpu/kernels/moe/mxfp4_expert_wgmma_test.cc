@@ -84,7 +84,7 @@ TEST_CASE("mxfp4 expert FFN: many CTAs over many stages match the reference") {
 }
 
 // Odd K chunk counts, fewer and more than the stages: H 384 and I 640 (3 and 5 chunks), H 1664
-// and I 896 (13 and 7 chunks: not a multiple of any kernel's 5, 6, 8 or 10 stages where more).
+// and I 896 (13 and 7 chunks: not a multiple of any kernel's 4, 5 or 6 stages where more).
 // Every pass starts its ring at stage 0 (v5.14), so a CTA looping over passes (max_passes 1;
 // T = 45: 6, 3 or 2 passes) takes some stages once more per pass than others, and each stage's
 // phase parity must follow its own uses; side by side (max_passes 0) as the policy runs them.
