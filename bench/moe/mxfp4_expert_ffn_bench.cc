@@ -11,8 +11,8 @@
 // memory rate measured in the same run (cudaMemcpy, SM copy, SM read-only stream).
 // Kernel options: "mxfp4" (checkpoint-like scales; the default Mxfp4WgmmaTuning),
 // "mxfp4_one_pass" (the policy's width, one pass per tile group: the experts with more rows loop),
-// "mxfp4_feed16"/"mxfp4_feed32" (the kernel with feed warps forced at 16- or 32-row passes),
-// "mxfp4_down_feed16"/"mxfp4_down_feed32" (the same for L2 alone, L1 as the default),
+// "mxfp4_feed16"/"mxfp4_feed32"/"mxfp4_feed48" (the kernel with feed warps forced at 16-, 32- or
+// 48-row passes), "mxfp4_down_feed16"/"..32"/"..48" (the same for L2 alone, L1 as the default),
 // "mxfp4_wide32" and "mxfp4_wide64" (version 5's
 // producer-less kernel forced at 32- or 64-row passes), "stream_only" (a probe: the consumers
 // release every stage unread, so the kernel's own weight stream without decode or MMA; its outputs
@@ -133,11 +133,13 @@ Status run(Options const& options) {
       nlohmann::json per_kernel = nlohmann::json::object();
       // The columns in rounds, the order reversed every other round (bench/common/column_rounds.h:
       // the power cap lowers the clock within a point).
-      Kernel const columns[] = {Kernel::kMxfp4,    Kernel::kOnePass,        Kernel::kNarrow16,
-                                Kernel::kNarrow32, Kernel::kDownNarrow16,   Kernel::kDownNarrow32,
-                                Kernel::kWide32,   Kernel::kWide64,         Kernel::kStreamOnly,
-                                Kernel::kPdl,      Kernel::kPdlUntriggered, Kernel::kPdlPacked,
-                                Kernel::kPdlRows,  Kernel::kAgain};
+      Kernel const columns[] = {
+          Kernel::kMxfp4,          Kernel::kOnePass,      Kernel::kNarrow16,
+          Kernel::kNarrow32,       Kernel::kNarrow48,     Kernel::kDownNarrow16,
+          Kernel::kDownNarrow32,   Kernel::kDownNarrow48, Kernel::kWide32,
+          Kernel::kWide64,         Kernel::kStreamOnly,   Kernel::kPdl,
+          Kernel::kPdlUntriggered, Kernel::kPdlPacked,    Kernel::kPdlRows,
+          Kernel::kAgain};
       GCMOE_ASSIGN_OR_RETURN(
           std::vector<ColumnRounds> const timed,
           time_in_rounds(std::ssize(columns), options.rounds, [&](int c) {
@@ -202,13 +204,16 @@ Status run(Options const& options) {
          "(v5.10); two feed warps "
          "(v5.1); packed images in tile-group order (v5.2); pass width by the layer's rows hint "
          "(routed_rows_hint), kernels/moe/expert_pass_policy.h: one 8-row pass up to 12, one "
-         "16-row pass up to 24 (v5.5), one 32-row pass up to 72, 32-row passes side by side beyond "
-         "(v5.8); x rows by a TMA tensor copy at every width (v5.3, v5.7: 8 rows), no proxy fence "
-         "with it (v5.6); a pass with fewer rows than its width runs its WGMMA, fold and token "
-         "scales at the rows rounded up to 8, 16, 24 or 32 (v5.8); the L1 epilogue's scale once "
+         "16-row pass up to 24 (v5.5), one 32-row pass up to 44 (v5.8), one 48-row pass up to 72 "
+         "and 48-row passes side by side beyond (v5.16: a feed warpgroup hands its registers to "
+         "the consumers by setmaxnreg); x rows by a TMA tensor copy at every width (v5.3, v5.7: "
+         "8 rows), no proxy fence with it (v5.6); a pass with fewer rows than its width runs its "
+         "WGMMA, fold and token "
+         "scales at the rows rounded up to a multiple of 8 (v5.8); the L1 epilogue's scale once "
          "per column, shared with the FP8 kernels (v5.9); the 16-row L1 with one WGMMA in flight, "
          "no local memory (v5.13); at 8 and 16 rows each pass's ring from stage 0 and the chunk "
-         "loop unrolled over the stages, its descriptors and addresses constants (v5.14))"},
+         "loop unrolled over the stages, its descriptors and addresses constants (v5.14); at 32 "
+         "rows too, at 5 (L1) and 4 (L2) stages (v5.15))"},
         {"mxfp4_again",
          "the default once more, timed last (its own graph): identical launches' spread in one "
          "run"},
@@ -218,6 +223,11 @@ Status run(Options const& options) {
          "the kernel with feed warps forced at 16-row passes (ceil(hint / 16) side by side)"},
         {"mxfp4_feed32",
          "the kernel with feed warps forced at 32-row passes (ceil(hint / 32) side by side)"},
+        {"mxfp4_feed48",
+         "the kernel with feed warps forced at 48-row passes (a feed warpgroup that hands its "
+         "registers to the consumers by setmaxnreg; ceil(hint / 48) side by side)"},
+        {"mxfp4_down_feed48",
+         "L1 as the default, L2 (down) forced at 48-row passes (ceil(hint / 48) side by side)"},
         {"mxfp4_down_feed16",
          "L1 as the default, L2 (down) forced at 16-row passes (ceil(hint / 16) side by side)"},
         {"mxfp4_down_feed32",

@@ -25,8 +25,12 @@ kernels::Mxfp4WgmmaTuning tuning_for(Kernel kernel) {
     case Kernel::kNarrow32:
       t.pass_rows = 32;
       break;
+    case Kernel::kNarrow48:
+      t.pass_rows = 48;
+      break;
     case Kernel::kDownNarrow16:
     case Kernel::kDownNarrow32:
+    case Kernel::kDownNarrow48:
       break;  // L1 as the default; L2: down_tuning_for
     case Kernel::kWide32:
       t.pass_rows = 32;
@@ -53,8 +57,12 @@ kernels::Mxfp4WgmmaTuning tuning_for(Kernel kernel) {
 // L2's tuning: the column's, but for the columns that force L2 alone.
 kernels::Mxfp4WgmmaTuning down_tuning_for(Kernel kernel) {
   kernels::Mxfp4WgmmaTuning t = tuning_for(kernel);
-  if (kernel == Kernel::kDownNarrow16 || kernel == Kernel::kDownNarrow32) {
-    t.pass_rows = kernel == Kernel::kDownNarrow16 ? 16 : 32;
+  if (kernel == Kernel::kDownNarrow16) {
+    t.pass_rows = 16;
+  } else if (kernel == Kernel::kDownNarrow32) {
+    t.pass_rows = 32;
+  } else if (kernel == Kernel::kDownNarrow48) {
+    t.pass_rows = 48;
   }
   return t;
 }
@@ -71,10 +79,14 @@ char const* kernel_name(Kernel kernel) {
       return "mxfp4_feed16";
     case Kernel::kNarrow32:
       return "mxfp4_feed32";
+    case Kernel::kNarrow48:
+      return "mxfp4_feed48";
     case Kernel::kDownNarrow16:
       return "mxfp4_down_feed16";
     case Kernel::kDownNarrow32:
       return "mxfp4_down_feed32";
+    case Kernel::kDownNarrow48:
+      return "mxfp4_down_feed48";
     case Kernel::kWide32:
       return "mxfp4_wide32";
     case Kernel::kWide64:

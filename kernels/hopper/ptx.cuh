@@ -238,6 +238,22 @@ __device__ __forceinline__ void enter_launch_chain(bool chained) {
   }
 }
 
+// --- register reallocation ---------------------------------------------------------------
+// setmaxnreg: every thread of the executing warpgroup moves to kRegs registers (a multiple of 8,
+// 24..256). dec hands registers back to the CTA's pool; inc blocks until the pool holds enough, so
+// a kernel must give back at least what it takes (PTX ISA, setmaxnreg). ptxas then allocates each
+// side's code within its count.
+template <int kRegs>
+__device__ __forceinline__ void setmaxnreg_dec() {
+  static_assert(kRegs % 8 == 0 && kRegs >= 24 && kRegs <= 256);
+  asm volatile("setmaxnreg.dec.sync.aligned.u32 %0;" ::"n"(kRegs));
+}
+template <int kRegs>
+__device__ __forceinline__ void setmaxnreg_inc() {
+  static_assert(kRegs % 8 == 0 && kRegs >= 24 && kRegs <= 256);
+  asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;" ::"n"(kRegs));
+}
+
 // --- WGMMA ----------------------------------------------------------------------------------
 // Shared memory matrix descriptor, K-major with the 128-byte swizzle: rows of 128 bytes, 8-row
 // atoms 1024 bytes apart (stride byte offset), atoms 1024-byte aligned; the leading byte offset

@@ -29,7 +29,11 @@ using mxfp4_wgmma::stage_bytes;
 // Two feed warps (v5.1), one for the weight images and one for the x rows: one warp issuing both
 // needed ~240 instructions per stage among 8 warps per scheduler and could not refill a stage as
 // fast as the consumers freed it (8-row passes 1.10-1.36x faster with two, bench/NOTES.md v5.1).
-inline constexpr int kMxfp4FeedWarps = 2;
+// At 48 rows they sit in a warpgroup of four (two idle) that hands its registers to the consumers
+// (setmaxnreg, FeedRegisters in mxfp4_expert_wgmma_kernel.cuh): L1 104, L2 96 per consumer thread
+// instead of the 96 and 80 of the launch.
+template <int kN>
+inline constexpr int kMxfp4FeedWarps = kN == 48 ? 4 : 2;
 template <ExpertGemmStage kStage, int kN>
 struct Config;
 template <int kN>
@@ -37,12 +41,14 @@ struct Config<ExpertGemmStage::kGateUp, kN> {
   static constexpr int kWgs = 4;
   static constexpr int kMinBlocks = kN <= 16 ? 2 : 1;
   static constexpr int kStages = 5;
+  static constexpr int kFeedWarps = kMxfp4FeedWarps<kN>;
 };
 template <int kN>
 struct Config<ExpertGemmStage::kDown, kN> {
   static constexpr int kWgs = 2;
   static constexpr int kMinBlocks = kN <= 8 ? 4 : (kN <= 16 ? 3 : 2);
   static constexpr int kStages = kN <= 8 ? 5 : (kN <= 16 ? 6 : 4);
+  static constexpr int kFeedWarps = kMxfp4FeedWarps<kN>;
 };
 
 // Every kernel loads x by TMA, so a launch must give x_rows (the map's bound). At 16 and 32 rows
@@ -53,7 +59,7 @@ struct Config<ExpertGemmStage::kDown, kN> {
 template <ExpertGemmStage kStage, int kN>
 constexpr auto kernel_for() {
   using C = Config<kStage, kN>;
-  return mxfp4_expert_wgmma_kernel<kStage, C::kWgs, kN, C::kStages, C::kMinBlocks, kMxfp4FeedWarps>;
+  return mxfp4_expert_wgmma_kernel<kStage, C::kWgs, kN, C::kStages, C::kMinBlocks, C::kFeedWarps>;
 }
 
 // The producer-less kernel (version 5, 32 or 64 rows per pass): L1 one 512-thread CTA per SM at
@@ -146,7 +152,7 @@ Status launch(Fp8ExpertGemmArgs const& args, Mxfp4WgmmaTuning const& tuning, int
               cudaStream_t stream) {
   using C = Config<kStage, kN>;
   GCMOE_ASSIGN_OR_RETURN(auto const x_map, (expert_x_map<kN, true>(args)));
-  launch_config<C, kN>(kernel_for<kStage, kN>(), (C::kWgs * 4 + kMxfp4FeedWarps) * 32, args, tuning,
+  launch_config<C, kN>(kernel_for<kStage, kN>(), (C::kWgs * 4 + C::kFeedWarps) * 32, args, tuning,
                        passes, x_map, stream);
   return Status();
 }
@@ -185,13 +191,16 @@ Status launch_for_rows(Fp8ExpertGemmArgs const& args, Mxfp4WgmmaTuning const& tu
   if (p.rows == 16) {
     return launch<kStage, 16>(args, tuning, p.passes, stream);
   }
-  return launch<kStage, 32>(args, tuning, p.passes, stream);
+  if (p.rows == 32) {
+    return launch<kStage, 32>(args, tuning, p.passes, stream);
+  }
+  return launch<kStage, 48>(args, tuning, p.passes, stream);
 }
 
 template <ExpertGemmStage kStage, int kN>
 StatusOr<int> pdl_ctas_per_sm(int ctas, int sms) {
   using C = Config<kStage, kN>;
-  return ctas_per_sm(kernel_for<kStage, kN>(), (C::kWgs * 4 + kMxfp4FeedWarps) * 32,
+  return ctas_per_sm(kernel_for<kStage, kN>(), (C::kWgs * 4 + C::kFeedWarps) * 32,
                      pdl_spread_smem_bytes(smem_bytes<C, kN>(), ctas, C::kMinBlocks, sms));
 }
 
@@ -199,21 +208,23 @@ StatusOr<int> pdl_ctas_per_sm(int ctas, int sms) {
 
 StatusOr<int> mxfp4_expert_wgmma_pdl_ctas_per_sm(ExpertGemmStage stage, int pass_rows, int ctas,
                                                  int sms) {
-  return for_stage_and_width<8, 16, 32>(
+  return for_stage_and_width<8, 16, 32, 48>(
       stage, pass_rows,
       [&](auto s, auto n) {
         return pdl_ctas_per_sm<decltype(s)::value, decltype(n)::value>(ctas, sms);
       },
-      "mxfp4 expert wgmma: pass rows must be 8, 16 or 32");
+      "mxfp4 expert wgmma: pass rows must be 8, 16, 32 or 48");
 }
 
 Status preload_mxfp4_expert_wgmma() {
   GCMOE_CHECK_CUDA((raise_smem_limits<ExpertGemmStage::kGateUp, 8>()));
   GCMOE_CHECK_CUDA((raise_smem_limits<ExpertGemmStage::kGateUp, 16>()));
   GCMOE_CHECK_CUDA((raise_smem_limits<ExpertGemmStage::kGateUp, 32>()));
+  GCMOE_CHECK_CUDA((raise_smem_limits<ExpertGemmStage::kGateUp, 48>()));
   GCMOE_CHECK_CUDA((raise_smem_limits<ExpertGemmStage::kDown, 8>()));
   GCMOE_CHECK_CUDA((raise_smem_limits<ExpertGemmStage::kDown, 16>()));
   GCMOE_CHECK_CUDA((raise_smem_limits<ExpertGemmStage::kDown, 32>()));
+  GCMOE_CHECK_CUDA((raise_smem_limits<ExpertGemmStage::kDown, 48>()));
   GCMOE_CHECK_CUDA((raise_wide_smem_limits<ExpertGemmStage::kGateUp, 32>()));
   GCMOE_CHECK_CUDA((raise_wide_smem_limits<ExpertGemmStage::kGateUp, 64>()));
   GCMOE_CHECK_CUDA((raise_wide_smem_limits<ExpertGemmStage::kDown, 32>()));
@@ -253,8 +264,8 @@ Status launch_mxfp4_expert_wgmma(Fp8ExpertGemmArgs const& args, cudaStream_t str
                         "mxfp4 expert wgmma: the wide kernel runs 32- or 64-row passes");
   } else {
     GCMOE_CHECK_ARG_MSG(tuning.pass_rows == 0 || tuning.pass_rows == 8 || tuning.pass_rows == 16 ||
-                            tuning.pass_rows == 32,
-                        "mxfp4 expert wgmma: pass_rows must be 0 (the policy), 8, 16 or 32");
+                            tuning.pass_rows == 32 || tuning.pass_rows == 48,
+                        "mxfp4 expert wgmma: pass_rows must be 0 (the policy), 8, 16, 32 or 48");
   }
   GCMOE_CHECK_ARG_MSG(!tuning.stream_only || args.rows_done == nullptr,
                       "mxfp4 expert wgmma: a stream-only launch writes no h, so it releases no "

@@ -57,7 +57,11 @@
 // session). The cp.async kernels (x_rows 0) are gone, since unrolled they spilled: a launch must
 // give x_rows. Version 5.15: the 32-row passes unrolled too, at 5 (L1) and 4 (L2) stages instead
 // of 10 and 8, whose unrolled loops outgrew the instruction cache: one rank of eight T=128/256
-// 1.03-1.08x (bench/NOTES.md, twenty-fifth session).
+// 1.03-1.08x (bench/NOTES.md, twenty-fifth session). Version 5.16: 48-row passes from hint 45,
+// their feed warps in a warpgroup of their own that hands its registers to the consumers
+// (setmaxnreg; L1 consumers at 104 instead of 96, L2 at 96 instead of 80, no spills), widths
+// trimmed by 8 up to 48, one WGMMA in flight: most experts at one rank of eight T=256 in one
+// pass instead of the 32-row pass's loop (bench/NOTES.md, twenty-sixth session).
 
 #include <cuda_runtime.h>
 
@@ -69,7 +73,7 @@ namespace gcmoe::kernels {
 // Loads every instantiation and raises its shared-memory limit; call before concurrent launches.
 Status preload_mxfp4_expert_wgmma();
 
-// The CTAs one SM holds of the default kernel at a pass width (8, 16 or 32 rows; x by TMA) at
+// The CTAs one SM holds of the default kernel at a pass width (8, 16, 32 or 48 rows; x by TMA) at
 // the shared memory a PDL launch of `ctas` CTAs asks for over `sms` SMs (pdl_spread_smem_bytes),
 // by the occupancy API: what the GPU test holds the spread to. Call after
 // preload_mxfp4_expert_wgmma.
@@ -85,11 +89,11 @@ StatusOr<int> mxfp4_expert_wgmma_pdl_ctas_per_sm(ExpertGemmStage stage, int pass
 // - DeepSeek semantics: requant RequantScale::kPow2, swiglu_limit 10, route_weights set.
 // - x_rows: the rows the x buffer holds (the bound of the x tensor map; must be > 0, else the
 //   launch is refused: every kernel loads x by TMA since version 5.14).
-// Rows per pass 8 (hints up to 12, one pass), 16 (one pass up to 24) or 32 (one pass up to 72,
-// then side by side, up to 8), in the kernel with feed warps (expert_pass_policy.h,
-// kMxfp4PassBands); a pass with fewer rows than its width runs narrower WGMMAs (8, 16, 24 columns).
-// Programmatic dependent launch (overlap_previous / allow_overlap_next) as the FP8 version. Not
-// supported (INVALID_ARGUMENT): fixed_expert.
+// Rows per pass 8 (hints up to 12, one pass), 16 (one pass up to 24), 32 (one pass up to 44) or
+// 48 (one pass up to 72, then side by side, up to 8), in the kernel with feed warps
+// (expert_pass_policy.h, kMxfp4PassBands); a pass with fewer rows than its width runs narrower
+// WGMMAs (its rows rounded up to a multiple of 8). Programmatic dependent launch (overlap_previous
+// / allow_overlap_next) as the FP8 version. Not supported (INVALID_ARGUMENT): fixed_expert.
 Status launch_mxfp4_expert_wgmma(Fp8ExpertGemmArgs const& args, cudaStream_t stream);
 
 // Configurations the tests and the benchmark force. The defaults are what
@@ -101,7 +105,7 @@ struct Mxfp4WgmmaTuning {
   // the kernel measures its own weight stream without decode or MMA.
   bool stream_only = false;
   // Tests and the benchmark: a configuration forced instead of the pass policy's (0: the policy).
-  // 8, 16 or 32 rows per pass run the kernel with feed warps; with `wide`, 32 or 64 the
+  // 8, 16, 32 or 48 rows per pass run the kernel with feed warps; with `wide`, 32 or 64 the
   // producer-less one (version 5). Passes side by side: ceil(hint / rows), at most 8.
   int pass_rows = 0;
   bool wide = false;

@@ -37,6 +37,24 @@ constexpr int kScaleImageBytes = kMxScaleImageWords * 4;  // 256
 constexpr int kXRowBytes = kMxChunkK;                     // one FP8 x row of a chunk
 static_assert(kXRowBytes == kXMapChunkBytes, "the x tensor map's box is one chunk's rows");
 
+// The registers of a CTA whose feed warps form a warpgroup of their own (kFeedWarps 4: two feed
+// warps and two idle ones): the launch gives every thread the cap of kMinBlocks CTAs per SM (65536
+// per SM, 8-register steps); the consumers take the most that leaves the feed warpgroup at least
+// kMinFeed, and the feed warpgroup the rest (setmaxnreg; L1 at 48 rows: launch 96, consumers 104,
+// feed 64; L2: 80, 96, 48). The 48-row passes need it: at the 96-register cap of 16 consumer
+// warps and two feed warps their loop's sums and fragments spilled (bench/NOTES.md, twenty-fifth
+// session); with the feed warps at 32 the feed loop spilled instead.
+template <int kWgs, int kFeedWarps, int kMinBlocks>
+struct FeedRegisters {
+  static constexpr bool kWarpgroup = kFeedWarps == 4;
+  static constexpr int kThreads = (kWgs * 4 + kFeedWarps) * 32;
+  static constexpr int kLaunch = 65536 / (kThreads * kMinBlocks) / 8 * 8;
+  static constexpr int kMinFeed = 48;
+  static constexpr int kConsumer = (kLaunch * kThreads - kMinFeed * 128) / (kWgs * 128) / 8 * 8;
+  static constexpr int kFeed = (kLaunch * kThreads - kConsumer * kWgs * 128) / 128 / 8 * 8;
+  static_assert(!kWarpgroup || (kConsumer >= kLaunch && kFeed >= kMinFeed && kFeed <= kLaunch));
+};
+
 template <int kWgs, int kN>
 __host__ __device__ constexpr int stage_bytes() {
   return (kN * kXRowBytes + kWgs * (kMxCodeImageBytes + kScaleImageBytes) + 1023) / 1024 * 1024;
@@ -65,13 +83,15 @@ template <ExpertGemmStage kStage, int kWgs, int kN, int kStages, int kMinBlocks,
 __global__ void __launch_bounds__((kWgs * 4 + kFeedWarps) * 32, kMinBlocks)
     mxfp4_expert_wgmma_kernel(Fp8ExpertGemmArgs args, int passes, int stream_only,
                               __grid_constant__ CUtensorMap const x_map) {
-  static_assert(kN == 8 || kN == 16 || kN == 32);
+  static_assert(kN == 8 || kN == 16 || kN == 32 || kN == 48);
   static_assert(kStage != ExpertGemmStage::kGateUp || kWgs * 32 == kMxChunkK,
                 "L1 CTAs own one 128-output requantization group");
   constexpr int kStageBytes = stage_bytes<kWgs, kN>();
   constexpr int kConsumerThreads = kWgs * 128;
-  // The 16-row L1 (two CTAs per SM, 56 registers) keeps one WGMMA in flight per k-step chain.
-  constexpr bool kOneInFlight = kStage == ExpertGemmStage::kGateUp && kN == 16;
+  // The 16-row L1 (two CTAs per SM, 56 registers) and the 48-row kernels keep one WGMMA in
+  // flight per k-step chain.
+  constexpr bool kOneInFlight = (kStage == ExpertGemmStage::kGateUp && kN == 16) || kN == 48;
+  using Registers = FeedRegisters<kWgs, kFeedWarps, kMinBlocks>;
   constexpr int kCodesOffset = kN * kXRowBytes;  // x rows first: 1024-aligned for the swizzle
   constexpr int kScalesOffset = kCodesOffset + kWgs * kMxCodeImageBytes;
   extern __shared__ unsigned char smem_raw[];
@@ -119,16 +139,24 @@ __global__ void __launch_bounds__((kWgs * 4 + kFeedWarps) * 32, kMinBlocks)
 
   if (warp >= kWgs * 4) {
     // Producer warp(s): weights first (static), then the rows' readiness, then x rows and scales;
-    // with two feed warps the first issues the weights, the second the x rows and scales, each
-    // in its own order (the weight copies never wait for the rows' readiness).
-    FeedRole const role = feed_role<kFeedWarps>(warp, kWgs * 4);
+    // the first feed warp issues the weights, the second the x rows and scales, each in its own
+    // order (the weight copies never wait for the rows' readiness). A feed warpgroup hands its
+    // registers to the consumers, and its last two warps have nothing to do.
+    if constexpr (Registers::kWarpgroup) {
+      ptx::setmaxnreg_dec<Registers::kFeed>();
+      if (warp >= kWgs * 4 + 2) {
+        return;
+      }
+    }
+    FeedRole const role = feed_role<2>(warp, kWgs * 4);
     std::uint8_t const* const codes = args.weights + expert * args.weight_stride;
     auto const* const scales =
         reinterpret_cast<std::uint8_t const*>(args.weight_scales) + expert * args.scale_stride * 4;
     // The stages' parities in `phases`. One set for both roles: each feed warp has one role and
     // its own copy. Per-role sets, or parities counted by division, held more registers across
     // the feed loop, and the 8-row L2 (48 registers) spilled.
-    static_assert(kFeedWarps == 2, "one role per feed warp: each fills the stages in its order");
+    static_assert(kFeedWarps == 2 || kFeedWarps == 4,
+                  "one role per feed warp: each fills the stages in its order");
     PassRingPhases phases;
     auto const use_of = [&](int c) { return take_stage(phases, c % kStages); };
     bool wait_prior = waits_for_prior_grid(args);
@@ -182,10 +210,16 @@ __global__ void __launch_bounds__((kWgs * 4 + kFeedWarps) * 32, kMinBlocks)
 
   // Consumer warpgroups. Every address the loop needs is hoisted: a stage adds the constant
   // s * kStageBytes to each.
+  if constexpr (Registers::kWarpgroup) {
+    ptx::setmaxnreg_inc<Registers::kConsumer>();
+  }
+  // With a feed warpgroup the lane is read again past the reallocation: held from the prologue,
+  // ptxas kept it in local memory across the setmaxnreg.
+  int const c_lane = Registers::kWarpgroup ? static_cast<int>(read_special<1>() % 32) : lane;
   int const wg = warp / 4;
   int const wslice = warp % 4;
-  int const g = lane / 4;
-  int const t = lane % 4;
+  int const g = c_lane / 4;
+  int const t = c_lane % 4;
   int const wg_thread = static_cast<int>(threadIdx.x) % 128;
   std::int64_t const tile = tile0 + wg;
   std::uint32_t const my_codes = smem_base + kCodesOffset + wg * kMxCodeImageBytes + wg_thread * 16;
@@ -217,7 +251,7 @@ __global__ void __launch_bounds__((kWgs * 4 + kFeedWarps) * 32, kMinBlocks)
         int const s = use.s;
         ptx::mbarrier_wait(bars + 8 * s, use.phase);
         __syncwarp();
-        if (lane == 0) {
+        if (c_lane == 0) {
           ptx::mbarrier_arrive(bars + 8 * (s + kStages));
         }
       }
@@ -314,7 +348,7 @@ __global__ void __launch_bounds__((kWgs * 4 + kFeedWarps) * 32, kMinBlocks)
         // stage is handed back (the producer refills them with the x rows).
         add_token_scaled<kW>(acc, chunk_sum, ptx::smem_address(x_scale_stages + s * kN + 2 * t));
         __syncwarp();
-        if (lane == 0) {
+        if (c_lane == 0) {
           ptx::mbarrier_arrive(bars + 8 * (s + kStages));
         }
       };
@@ -328,10 +362,25 @@ __global__ void __launch_bounds__((kWgs * 4 + kFeedWarps) * 32, kMinBlocks)
         }
       }
     };
-    // 17-24 rows: 24 columns in a 32-row pass (a 16-row pass never gets here).
+    // The rows rounded up to a width the kernel has: 8, 16, 24 or 32 columns in a 32-row pass
+    // (8 or 16 in a 16-row pass), up to 48 by 8 in a 48-row pass.
     constexpr int kThreeQuarters = kN == 32 ? 24 : kN;
     if constexpr (kN == 8) {
       chunk_loop(std::integral_constant<int, 8>{});
+    } else if constexpr (kN == 48) {
+      if (rows <= 8) {
+        chunk_loop(std::integral_constant<int, 8>{});
+      } else if (rows <= 16) {
+        chunk_loop(std::integral_constant<int, 16>{});
+      } else if (rows <= 24) {
+        chunk_loop(std::integral_constant<int, 24>{});
+      } else if (rows <= 32) {
+        chunk_loop(std::integral_constant<int, 32>{});
+      } else if (rows <= 40) {
+        chunk_loop(std::integral_constant<int, 40>{});
+      } else {
+        chunk_loop(std::integral_constant<int, 48>{});
+      }
     } else if (rows <= 8) {
       chunk_loop(std::integral_constant<int, 8>{});
     } else if (kN == 16 || rows > 24) {

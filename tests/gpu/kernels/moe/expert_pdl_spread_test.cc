@@ -49,7 +49,7 @@ TEST_CASE("Expert GEMMs launched by PDL hold the CTAs per SM their spread promis
       for (int const rows : {8, 16, 64, 96, 128}) {
         check_spread("fp8", fp8_expert_wgmma_pdl_ctas_per_sm, stage, rows, sms);
       }
-      for (int const rows : {8, 16, 32}) {
+      for (int const rows : {8, 16, 32, 48}) {
         check_spread("mxfp4", mxfp4_expert_wgmma_pdl_ctas_per_sm, stage, rows, sms);
       }
     }

@@ -30,8 +30,9 @@ TEST_CASE("mxfp4 expert FFN matches the CPU reference at small shapes") {
 }
 
 // Hint T (12, 45, 150): the policy's one 8-row pass (T = 12: experts with more than 8 rows loop)
-// or 32-row passes side by side (x by TMA), and the kernel forced at 16 and 32 rows for every
-// hint (ceil(T / rows) passes side by side); each also capped at one pass (the benchmark's
+// or 32-row passes side by side (x by TMA), and the kernel forced at 16, 32 and 48 rows (a feed
+// warpgroup, setmaxnreg) for every hint (ceil(T / rows) passes side by side); each also capped at
+// one pass (the benchmark's
 // one-pass column: every expert loops over its rows in one CTA per tile group).
 TEST_CASE("mxfp4 expert FFN: skewed experts take wider passes, side by side") {
   Case c;
@@ -41,25 +42,26 @@ TEST_CASE("mxfp4 expert FFN: skewed experts take wider passes, side by side") {
   c.tokens = GENERATE(12, 45, 150);
   c.top_k = 2;
   c.scales = Scales::kExtreme;
-  c.tuning.pass_rows = GENERATE(0, 16, 32);
+  c.tuning.pass_rows = GENERATE(0, 16, 32, 48);
   c.tuning.max_passes = GENERATE(0, 1);
   c.seed = 17 + static_cast<std::uint64_t>(c.tokens);
   check(c);
 }
 
 // Passes with fewer rows than their width run a WGMMA, fold and token-scale pass trimmed to the
-// rows rounded up to 8, 16 or 24 columns (v5.8). top_k = experts routes every token to every
-// expert, so each expert has exactly T rows: in 32-row passes T = 3, 11, 20, 27 run 8, 16, 24 and
-// 32 columns and T = 45 a full pass then 16 columns; in 16-row passes T = 3 runs 8 columns and
-// T = 20 a full pass then 8 (11, 27, 45: 16-column passes only).
+// rows rounded up to a multiple of 8 (v5.8). top_k = experts routes every token to every expert,
+// so each expert has exactly T rows: in 32-row passes T = 3, 11, 20, 27 run 8, 16, 24 and 32
+// columns, T = 38 a full pass then 8, T = 45 a full pass then 16; in 48-row passes T = 3 ... 45
+// run 8, 16, 24, 32, 40 and 48 columns and T = 53 a full pass then 8; in 16-row passes T = 3 runs
+// 8 columns and T = 20 a full pass then 8.
 TEST_CASE("mxfp4 expert FFN: passes narrower than their width match the reference") {
   Case c;
   c.hidden = 512;
   c.inter = 256;
   c.experts = 2;
   c.top_k = 2;
-  c.tokens = GENERATE(3, 11, 20, 27, 45);
-  c.tuning.pass_rows = GENERATE(16, 32);
+  c.tokens = GENERATE(3, 11, 20, 27, 38, 45, 53);
+  c.tuning.pass_rows = GENERATE(16, 32, 48);
   c.tuning.max_passes = 1;  // one CTA per tile group loops over the expert's passes
   c.scales = Scales::kExtreme;
   c.seed = 53 + static_cast<std::uint64_t>(c.tokens);
@@ -96,10 +98,27 @@ TEST_CASE("mxfp4 expert FFN: odd chunk counts") {
   c.experts = 3;
   c.top_k = 3;
   c.tokens = GENERATE(20, 45);
-  c.tuning.pass_rows = GENERATE(8, 16, 32);
+  c.tuning.pass_rows = GENERATE(8, 16, 32, 48);
   c.tuning.max_passes = GENERATE(0, 1);
   c.scales = Scales::kRealistic;
   c.seed = 61 + static_cast<std::uint64_t>(c.tokens);
+  check(c);
+}
+
+// The 48-row kernels at V4.1's shape (L1: 18 CTAs of 640 threads per expert, the feed warpgroup
+// at 32 registers and the consumers at 112; L2 at 104): one pass of 40 or 48 columns per expert,
+// or looping (T = 100: ~50 rows per expert, a full pass then a narrow one).
+TEST_CASE("mxfp4 expert FFN: 48-row passes at V4.1's shape") {
+  Case c;
+  c.hidden = 5120;
+  c.inter = 2304;
+  c.experts = 4;
+  c.tokens = GENERATE(40, 100);
+  c.top_k = 2;
+  c.tuning.pass_rows = 48;
+  c.tuning.max_passes = GENERATE(0, 1);
+  c.scales = Scales::kRealistic;
+  c.seed = 83 + static_cast<std::uint64_t>(c.tokens);
   check(c);
 }
 
