@@ -25,12 +25,12 @@ void check_bands(std::span<PassBand const> bands, std::initializer_list<Want> wa
 
 TEST_CASE(
     "Expert pass policy, MXFP4: one 8-row pass up to 12 rows, one 16-row pass up to 24, one 32-row "
-    "pass up to 72, then 32-row passes side by side") {
+    "pass up to 44, one 48-row pass up to 72, then 48-row passes side by side") {
   check_bands(kMxfp4PassBands,
-              {{-3, 8, 1},  {0, 8, 1},   {1, 8, 1},   {8, 8, 1},    {9, 8, 1},
-               {12, 8, 1},  {13, 16, 1}, {16, 16, 1}, {17, 16, 1},  {24, 16, 1},
-               {25, 32, 1}, {32, 32, 1}, {33, 32, 1}, {64, 32, 1},  {72, 32, 1},
-               {73, 32, 3}, {96, 32, 3}, {97, 32, 4}, {256, 32, 8}, {100000, 32, 8}});
+              {{-3, 8, 1},  {0, 8, 1},   {1, 8, 1},   {8, 8, 1},    {9, 8, 1},      {12, 8, 1},
+               {13, 16, 1}, {16, 16, 1}, {17, 16, 1}, {24, 16, 1},  {25, 32, 1},    {32, 32, 1},
+               {33, 32, 1}, {44, 32, 1}, {45, 48, 1}, {48, 48, 1},  {49, 48, 1},    {72, 48, 1},
+               {73, 48, 2}, {96, 48, 2}, {97, 48, 3}, {384, 48, 8}, {100000, 48, 8}});
   // The producer-less kernel is forced-only (Mxfp4WgmmaTuning::wide).
   for (int const hint : {1, 12, 13, 32, 33, 5000}) {
     CHECK_FALSE(expert_passes_for(hint, kMxfp4PassBands).producer_less);
@@ -115,8 +115,9 @@ TEST_CASE("Expert pass policy at DeepSeek-V4.1's decode hints (384 experts, top-
   ExpertPasses const one_gpu = expert_passes_for(routed_rows_hint(256, 6, 384), kMxfp4PassBands);
   CHECK((one_gpu.rows == 8 && one_gpu.passes == 1));
   // One rank of eight (48 local experts): T = 32 per rank (mean 4) stays on one 8-row pass; T = 64
-  // (mean 8, hint 18) takes one 16-row pass, T = 128 (mean 16, hint 29) and T = 256 (mean 32, hint
-  // 50) one 32-row pass (the experts with more rows loop).
+  // (mean 8, hint 18) takes one 16-row pass, T = 128 (mean 16, hint 29) one 32-row pass (the
+  // experts with more rows loop), T = 256 (mean 32, hint 50) one 48-row pass (the few experts
+  // over 48 rows loop).
   ExpertPasses const t32 = expert_passes_for(routed_rows_hint(32 * 8, 6, 384), kMxfp4PassBands);
   CHECK((t32.rows == 8 && t32.passes == 1));
   ExpertPasses const t64 = expert_passes_for(routed_rows_hint(64 * 8, 6, 384), kMxfp4PassBands);
@@ -124,7 +125,7 @@ TEST_CASE("Expert pass policy at DeepSeek-V4.1's decode hints (384 experts, top-
   ExpertPasses const t128 = expert_passes_for(routed_rows_hint(128 * 8, 6, 384), kMxfp4PassBands);
   CHECK((t128.rows == 32 && t128.passes == 1));
   ExpertPasses const t256 = expert_passes_for(routed_rows_hint(256 * 8, 6, 384), kMxfp4PassBands);
-  CHECK((t256.rows == 32 && t256.passes == 1));
+  CHECK((t256.rows == 48 && t256.passes == 1));
 }
 
 TEST_CASE("A PDL launch's shared memory spreads a small grid over the SMs") {
