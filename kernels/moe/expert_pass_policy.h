@@ -41,25 +41,24 @@ inline constexpr PassBand kFp8PassBands[] = {{8, 8}, {32, 16}, {64, 64}, {96, 96
 // T=16 31.1 / 33.7 (8 rows x 2), T=64 35.4 / 50.7 (16 x 4), T=128 49.2 / 86.1 (16 x 8), T=256 56.8
 // / 86.7 (64 x 4); T <= 8 alike (31 µs: too few CTAs for any width, 25% of the copy rate).
 inline constexpr PassBand kFp8LonePassBands[] = {{32, 8}, {128, 16}, {INT_MAX, 64}};
-// MXFP4 (DeepSeek V4/V4.1, bench/NOTES.md "MXFP4 expert GEMM" v5.4, v5.5, v5.8): 8 rows up to 12
-// (2 L1 / 4 L2 CTAs per SM) and 16 rows up to 24, then 32 rows, one pass per tile group (up to 72
-// until v5.16, now up to 44; 48 rows beyond, below), all in the kernel with feed warps. One pass
-// (v5.5): up to a hint about 1.5x the width the mean is at most about half of it, so a second pass
-// side by side streams every
-// expert's weights again for the few experts with more rows, which a single pass covers by
-// looping. Since v5.8 a pass with fewer rows than its width runs a WGMMA, fold and token-scale
-// pass trimmed to them (8, 16, 24 or 32 columns), so a 32-row pass over an expert's 17-24 rows
-// costs less than two 16-row passes and an expert's last, short pass costs less than a full one:
-// one 32-row pass wins from hint 27 on (one rank of eight on an H200 at V4.1's shape, µs, 32-row
-// one pass / the v5.5 bands: T=112 (hint 27) 297 / 311, T=128 (29) 308 / 342, T=160 (35) 309 /
-// 328, T=256 (50) 442 / 454, T=384 (70) 608 / 627; at T=96 (24) one 16-row pass 279 / 32-row
-// 288). From hint 45 (v5.16), 48-row passes (a feed warpgroup that hands its registers to the
-// consumers), one per tile group up to hint 72, side by side beyond: most experts in one pass
-// instead of the 32-row pass's loop, which decodes, folds and streams an expert over 32 rows
-// twice (one rank of eight, µs, 48-row one pass / 32-row one pass: T=224 (hint 46) 346 / 368,
-// T=256 (50) 355 / 402-421, T=320 (60) 410 / 520 (side by side) and 641 (looping); at hints 40-43
-// (T=192, 208) a tie, 335 / 332 and 341 / 341; T=128 (29) 311 / 276). The producer-less kernel
-// (v5) is forced-only since the x rows come by TMA (v5.3).
+// MXFP4 (DeepSeek V4/V4.1, bench/NOTES.md "MXFP4 expert GEMM" v5.4, v5.5, v5.8, v5.16): 8 rows up
+// to 12 (2 L1 / 4 L2 CTAs per SM) and 16 rows up to 24, then 32 rows, one pass per tile group up to
+// 44, then 48 rows, one pass up to 72 and side by side beyond, all in the kernel with feed warps.
+// One pass (v5.5): up to a hint about 1.5x the width the mean is at most about half of it, so a
+// second pass side by side streams every expert's weights again for the few experts with more rows,
+// which a single pass covers by looping. Since v5.8 a pass with fewer rows than its width runs a
+// WGMMA, fold and token-scale pass trimmed to them (its rows rounded up to a multiple of 8), so a
+// 32-row pass over an expert's 17-24 rows costs less than two 16-row passes and an expert's last,
+// short pass costs less than a full one: one 32-row pass wins from hint 27 on (one rank of eight on
+// an H200 at V4.1's shape, µs, 32-row one pass / the v5.5 bands: T=112 (hint 27) 297 / 311, T=128
+// (29) 308 / 342, T=160 (35) 309 / 328; at T=96 (24) one 16-row pass 279 / 32-row 288). From hint
+// 45 (v5.16), 48-row passes (a feed warpgroup that hands its registers to the consumers): most
+// experts in one pass instead of the 32-row pass's second loop, which decodes, folds and streams an
+// expert's weights again (one rank of eight, µs per round, 48-row one pass / 32-row passes side by
+// side: T=224 (hint 45) 325-341 / 349-375, T=256 (50) 335-358 / 411-421 (402 looping), T=320 (60)
+// 390-409 / 516-612 (641 looping); at hints 40-43 (T=192, 208) 32 and 48 rows tie; up to hint 70
+// one 48-row pass is at or below two side by side). The producer-less kernel (v5) is forced-only
+// since the x rows come by TMA (v5.3).
 inline constexpr PassBand kMxfp4PassBands[] = {
     {12, 8, false, 1}, {24, 16, false, 1}, {44, 32, false, 1}, {72, 48, false, 1}, {INT_MAX, 48}};
 
