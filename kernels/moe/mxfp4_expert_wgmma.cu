@@ -30,7 +30,7 @@ using mxfp4_wgmma::stage_bytes;
 // needed ~240 instructions per stage among 8 warps per scheduler and could not refill a stage as
 // fast as the consumers freed it (8-row passes 1.10-1.36x faster with two, bench/NOTES.md v5.1).
 // At 48 rows they sit in a warpgroup of four (two idle) that hands its registers to the consumers
-// (setmaxnreg, FeedRegisters in mxfp4_expert_wgmma_kernel.cuh): L1 104, L2 96 per consumer thread
+// (setmaxnreg, FeedRegisters in feed_register_split.h): L1 104, L2 96 per consumer thread
 // instead of the 96 and 80 of the launch.
 template <int kN>
 inline constexpr int kMxfp4FeedWarps = kN == 48 ? 4 : 2;

@@ -15,6 +15,7 @@
 #include "kernels/moe/expert_rows_ready.cuh"
 #include "kernels/moe/expert_x_map.h"
 #include "kernels/moe/expert_x_rows_copy.cuh"
+#include "kernels/moe/feed_register_split.h"
 #include "kernels/moe/fp8_expert_gemm.h"
 #include "kernels/moe/mxfp4_expert_wgmma_layout.h"
 #include "kernels/moe/mxfp4_register_decode.cuh"
@@ -36,24 +37,6 @@ using expert_epilogue::finish_pass;
 constexpr int kScaleImageBytes = kMxScaleImageWords * 4;  // 256
 constexpr int kXRowBytes = kMxChunkK;                     // one FP8 x row of a chunk
 static_assert(kXRowBytes == kXMapChunkBytes, "the x tensor map's box is one chunk's rows");
-
-// The registers of a CTA whose feed warps form a warpgroup of their own (kFeedWarps 4: two feed
-// warps and two idle ones): the launch gives every thread the cap of kMinBlocks CTAs per SM (65536
-// per SM, 8-register steps); the consumers take the most that leaves the feed warpgroup at least
-// kMinFeed, and the feed warpgroup the rest (setmaxnreg; L1 at 48 rows: launch 96, consumers 104,
-// feed 64; L2: 80, 96, 48). The 48-row passes need it: at the 96-register cap of 16 consumer
-// warps and two feed warps their loop's sums and fragments spilled (bench/NOTES.md, twenty-fifth
-// session); with the feed warps at 32 the feed loop spilled instead.
-template <int kWgs, int kFeedWarps, int kMinBlocks>
-struct FeedRegisters {
-  static constexpr bool kWarpgroup = kFeedWarps == 4;
-  static constexpr int kThreads = (kWgs * 4 + kFeedWarps) * 32;
-  static constexpr int kLaunch = 65536 / (kThreads * kMinBlocks) / 8 * 8;
-  static constexpr int kMinFeed = 48;
-  static constexpr int kConsumer = (kLaunch * kThreads - kMinFeed * 128) / (kWgs * 128) / 8 * 8;
-  static constexpr int kFeed = (kLaunch * kThreads - kConsumer * kWgs * 128) / 128 / 8 * 8;
-  static_assert(!kWarpgroup || (kConsumer >= kLaunch && kFeed >= kMinFeed && kFeed <= kLaunch));
-};
 
 template <int kWgs, int kN>
 __host__ __device__ constexpr int stage_bytes() {
