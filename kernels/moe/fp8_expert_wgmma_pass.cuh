@@ -11,6 +11,7 @@
 #include "kernels/moe/expert_pass_epilogue.cuh"
 #include "kernels/moe/fp8_expert_gemm.h"
 #include "kernels/moe/fp8_expert_wgmma_layout.h"
+#include "kernels/moe/pass_width.cuh"
 #include "kernels/moe/stage_ring_cursor.cuh"
 
 namespace gcmoe::kernels::fp8_wgmma {
@@ -179,25 +180,6 @@ __device__ __forceinline__ void consume_pass(float (&acc)[kN / 2], int& it, Pass
   }
 }
 
-// The single-WGMMA chunk loop for a pass whose columns round up to `width` (a multiple of kStep):
-// instantiations kW = kStep, 2·kStep, ... kN, the first one wide enough taken.
-template <bool kOneRowScale, int kN, int kW, int kStep, int kWgs, int kStages, bool kFenceX,
-          typename BeforeChunk>
-__device__ __forceinline__ void consume_pass_width(float (&acc)[kN / 2], int& it, int width,
-                                                   PassView const& v,
-                                                   BeforeChunk const& before_chunk) {
-  if constexpr (kW >= kN) {
-    consume_pass<kOneRowScale, kN, kN, 0, kWgs, kStages, kFenceX>(acc, it, v, before_chunk);
-  } else {
-    if (width <= kW) {
-      consume_pass<kOneRowScale, kN, kW, 0, kWgs, kStages, kFenceX>(acc, it, v, before_chunk);
-    } else {
-      consume_pass_width<kOneRowScale, kN, kW + kStep, kStep, kWgs, kStages, kFenceX>(
-          acc, it, width, v, before_chunk);
-    }
-  }
-}
-
 // Picks the chunk loop instantiation for a pass of `rows` rows: for kN >= 64 the WGMMA widths are
 // trimmed to the rows present (multiples of kStep, 8 or 16), so a 64-row pass over 17 rows does
 // a quarter of the padded tensor work. Up to 96 rows with kSingle (and always at 64) each k-step
@@ -214,9 +196,11 @@ __device__ __forceinline__ void consume_pass_trimmed(float (&acc)[kN / 2], int& 
   if constexpr (kN <= 32) {
     consume_pass<kOneRowScale, kN, kN, 0, kWgs, kStages, kFenceX>(acc, it, v, before_chunk);
   } else if constexpr (kN == kHalfRows || (kSingle && kN <= 96)) {
-    int const width = (rows + kStep - 1) / kStep * kStep;  // kStep..kN
-    consume_pass_width<kOneRowScale, kN, kStep, kStep, kWgs, kStages, kFenceX>(acc, it, width, v,
-                                                                               before_chunk);
+    // The single-WGMMA chunk loop at the rows rounded up to a multiple of kStep.
+    with_pass_width<kN, kStep>(rows, [&](auto width) {
+      consume_pass<kOneRowScale, kN, decltype(width)::value, 0, kWgs, kStages, kFenceX>(
+          acc, it, v, before_chunk);
+    });
   } else {
     static_assert(kN == 96 || kN == 2 * kHalfRows);
     static_assert(kStep == kWidthStep, "the halves are trimmed in steps of 16");

@@ -19,6 +19,7 @@
 #include "kernels/moe/fp8_expert_gemm.h"
 #include "kernels/moe/mxfp4_expert_wgmma_layout.h"
 #include "kernels/moe/mxfp4_register_decode.cuh"
+#include "kernels/moe/pass_width.cuh"
 #include "kernels/moe/stage_ring_cursor.cuh"
 
 namespace gcmoe::kernels::mxfp4_wgmma {
@@ -345,34 +346,8 @@ __global__ void __launch_bounds__((kWgs * 4 + kFeedWarps) * 32, kMinBlocks)
         }
       }
     };
-    // The rows rounded up to a width the kernel has: 8, 16, 24 or 32 columns in a 32-row pass
-    // (8 or 16 in a 16-row pass), up to 48 by 8 in a 48-row pass.
-    constexpr int kThreeQuarters = kN == 32 ? 24 : kN;
-    if constexpr (kN == 8) {
-      chunk_loop(std::integral_constant<int, 8>{});
-    } else if constexpr (kN == 48) {
-      if (rows <= 8) {
-        chunk_loop(std::integral_constant<int, 8>{});
-      } else if (rows <= 16) {
-        chunk_loop(std::integral_constant<int, 16>{});
-      } else if (rows <= 24) {
-        chunk_loop(std::integral_constant<int, 24>{});
-      } else if (rows <= 32) {
-        chunk_loop(std::integral_constant<int, 32>{});
-      } else if (rows <= 40) {
-        chunk_loop(std::integral_constant<int, 40>{});
-      } else {
-        chunk_loop(std::integral_constant<int, 48>{});
-      }
-    } else if (rows <= 8) {
-      chunk_loop(std::integral_constant<int, 8>{});
-    } else if (kN == 16 || rows > 24) {
-      chunk_loop(std::integral_constant<int, kN>{});
-    } else if (rows <= 16) {
-      chunk_loop(std::integral_constant<int, 16>{});
-    } else {
-      chunk_loop(std::integral_constant<int, kThreeQuarters>{});
-    }
+    // The rows rounded up to a multiple of 8, at most kN: the chunk loop at that width.
+    with_pass_width<kN, 8>(rows, chunk_loop);
 
     // The thread's index by a volatile %tid.x read after the chunk loop, for the epilogue: from
     // threadIdx.x, ptxas hoisted the output row it derives out of the pass loop and held it across
