@@ -32,8 +32,8 @@ TEST_CASE("mxfp4 expert FFN matches the CPU reference at small shapes") {
 // Hint T (12, 45, 150): the policy's one 8-row pass (T = 12: experts with more than 8 rows loop)
 // or 32-row passes side by side (x by TMA), and the kernel forced at 16, 32 and 48 rows (a feed
 // warpgroup, setmaxnreg) for every hint (ceil(T / rows) passes side by side); each also capped at
-// one pass (the benchmark's
-// one-pass column: every expert loops over its rows in one CTA per tile group).
+// one pass (the benchmark's one-pass column: every expert loops over its rows in one CTA per tile
+// group).
 TEST_CASE("mxfp4 expert FFN: skewed experts take wider passes, side by side") {
   Case c;
   c.hidden = 512;
@@ -106,7 +106,8 @@ TEST_CASE("mxfp4 expert FFN: odd chunk counts") {
 }
 
 // The 48-row kernels at V4.1's shape (L1: 18 CTAs of 640 threads per expert, the feed warpgroup
-// at 32 registers and the consumers at 112; L2 at 104): one pass of 40 or 48 columns per expert,
+// at 64 registers and the consumers at 104; L2: feed 48, consumers 96; feed_register_split.h):
+// one pass of 40 or 48 columns per expert,
 // or looping (T = 100: ~50 rows per expert, a full pass then a narrow one).
 TEST_CASE("mxfp4 expert FFN: 48-row passes at V4.1's shape") {
   Case c;
