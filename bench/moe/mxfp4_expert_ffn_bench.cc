@@ -23,9 +23,12 @@
 // as the block scheduler places them, not spread over the SMs: Fp8ExpertGemmArgs::spread_sms),
 // "mxfp4_pdl_rows" (mxfp4_pdl with the L1 -> L2 handshake by rows: L2 acquires each pass's rows
 // once all of L1's tile groups have released them, instead of waiting for the whole L1 grid; a
-// kernel after L2 zeroes the row counters, timed with the pair) and "mxfp4_again" (the default
-// timed again, last in the list: how far identical launches in one run differ). A point's headline
-// is the fastest of "mxfp4", "mxfp4_pdl" and "mxfp4_pdl_rows" (best_kernel).
+// kernel after L2 zeroes the row counters, timed with the pair), "mxfp4_persistent" and
+// "mxfp4_persistent_pdl" (the default and mxfp4_pdl with persistent CTAs taking work items from a
+// counter: Fp8ExpertGemmArgs::work_counters), "stream_only_persistent" (the probe with persistent
+// CTAs) and "mxfp4_again" (the default timed again, last in the list: how far identical launches
+// in one run differ). A point's headline is the fastest of "mxfp4", "mxfp4_pdl", "mxfp4_pdl_rows",
+// "mxfp4_persistent" and "mxfp4_persistent_pdl" (best_kernel).
 //
 // Usage: bench_mxfp4_expert_ffn [--out FILE] [--reps 30] [--rounds 3] [--commit SHA] [--tokens N]
 //                               [--scenario ep1|ep8_rank] [--pad-mib 0]
@@ -97,6 +100,9 @@ Status run(Options const& options) {
   // The mxfp4_pdl_rows column's handshake, for every batch's rows (at most T·top-k per rank).
   GCMOE_ASSIGN_OR_RETURN(kernels::ExpertRowsHandshake const rows_handshake,
                          kernels::ExpertRowsHandshake::create(1 << 14, stream));
+  // The persistent columns' work counters (L1's two, then L2's), zero between launches.
+  GCMOE_ASSIGN_OR_RETURN(auto work_counters, DeviceBuffer<int>::allocate(4));
+  GCMOE_RETURN_IF_ERROR(work_counters.fill_bytes(0));
   fmt::print("ceilings: {}; {:.2f} MB per expert (MXFP4 codes + scale images)\n",
              ceilings_summary(ceilings), weights.bytes_per_expert() / 1e6);
 
@@ -134,18 +140,20 @@ Status run(Options const& options) {
       // The columns in rounds, the order reversed every other round (bench/common/column_rounds.h:
       // the power cap lowers the clock within a point).
       Kernel const columns[] = {
-          Kernel::kMxfp4,          Kernel::kOnePass,      Kernel::kNarrow16,
-          Kernel::kNarrow32,       Kernel::kNarrow48,     Kernel::kDownNarrow16,
-          Kernel::kDownNarrow32,   Kernel::kDownNarrow48, Kernel::kWide32,
-          Kernel::kWide64,         Kernel::kStreamOnly,   Kernel::kPdl,
-          Kernel::kPdlUntriggered, Kernel::kPdlPacked,    Kernel::kPdlRows,
+          Kernel::kMxfp4,          Kernel::kOnePass,       Kernel::kNarrow16,
+          Kernel::kNarrow32,       Kernel::kNarrow48,      Kernel::kDownNarrow16,
+          Kernel::kDownNarrow32,   Kernel::kDownNarrow48,  Kernel::kWide32,
+          Kernel::kWide64,         Kernel::kStreamOnly,    Kernel::kPdl,
+          Kernel::kPdlUntriggered, Kernel::kPdlPacked,     Kernel::kPdlRows,
+          Kernel::kPersistent,     Kernel::kPersistentPdl, Kernel::kStreamOnlyPersistent,
           Kernel::kAgain};
       GCMOE_ASSIGN_OR_RETURN(
           std::vector<ColumnRounds> const timed,
           time_in_rounds(std::ssize(columns), options.rounds, [&](int c) {
             return time_graph_sampled(clock, stream, options.reps, kRotations, [&]() -> Status {
               for (Batch const& b : batches) {
-                GCMOE_RETURN_IF_ERROR(launch_ffn(columns[c], weights, b, rows_handshake, stream));
+                GCMOE_RETURN_IF_ERROR(launch_ffn(columns[c], weights, b, rows_handshake,
+                                                 work_counters.data(), stream));
               }
               return Status();
             });
@@ -173,7 +181,8 @@ Status run(Options const& options) {
                                            {"clock", clock_json(clocks)}};
       }
       char const* best_kernel = "mxfp4";
-      for (char const* const candidate : {"mxfp4_pdl", "mxfp4_pdl_rows"}) {
+      for (char const* const candidate :
+           {"mxfp4_pdl", "mxfp4_pdl_rows", "mxfp4_persistent", "mxfp4_persistent_pdl"}) {
         if (per_kernel[candidate]["time_us"].get<double>() <
             per_kernel[best_kernel]["time_us"].get<double>()) {
           best_kernel = candidate;
@@ -251,7 +260,15 @@ Status run(Options const& options) {
          "an L1 pass's tile groups counts its rows done and L2 acquires each pass's rows once all "
          "have, instead of waiting for the whole L1 grid; a kernel zeroes the handshake's row "
          "counters after L2 "
-         "(timed with the pair)"}}},
+         "(timed with the pair)"},
+        {"mxfp4_persistent",
+         "the default with persistent CTAs (Fp8ExpertGemmArgs::work_counters, twenty-seventh "
+         "session): one CTA per SM slot, each taking (expert, tile group, pass) items from a "
+         "counter until none is left, its stage ring carried from item to item"},
+        {"mxfp4_persistent_pdl",
+         "mxfp4_persistent with L2 launched by PDL (L1's CTAs let it launch once the items are "
+         "all taken)"},
+        {"stream_only_persistent", "stream_only with persistent CTAs"}}},
       {"model_shape",
        {{"hidden", kHidden}, {"intermediate", kInter}, {"experts", kExperts}, {"top_k", kTopK}}},
       {"device", prop.name},

@@ -41,7 +41,11 @@ kernels::Mxfp4WgmmaTuning tuning_for(Kernel kernel) {
       t.wide = true;
       break;
     case Kernel::kStreamOnly:
+    case Kernel::kStreamOnlyPersistent:
       t.stream_only = true;
+      break;
+    case Kernel::kPersistent:
+    case Kernel::kPersistentPdl:
       break;
     case Kernel::kPdl:
     case Kernel::kPdlUntriggered:
@@ -101,6 +105,12 @@ char const* kernel_name(Kernel kernel) {
       return "mxfp4_pdl_packed";
     case Kernel::kPdlRows:
       return "mxfp4_pdl_rows";
+    case Kernel::kPersistent:
+      return "mxfp4_persistent";
+    case Kernel::kPersistentPdl:
+      return "mxfp4_persistent_pdl";
+    case Kernel::kStreamOnlyPersistent:
+      return "stream_only_persistent";
     case Kernel::kAgain:
       return "mxfp4_again";
   }
@@ -108,7 +118,8 @@ char const* kernel_name(Kernel kernel) {
 }
 
 Status launch_ffn(Kernel kernel, Weights const& w, Batch const& b,
-                  kernels::ExpertRowsHandshake const& rows, cudaStream_t stream) {
+                  kernels::ExpertRowsHandshake const& rows, int* work_counters,
+                  cudaStream_t stream) {
   Fp8ExpertGemmArgs a;
   a.stage = kernels::ExpertGemmStage::kGateUp;
   a.weights = w.l1.data();
@@ -132,9 +143,13 @@ Status launch_ffn(Kernel kernel, Weights const& w, Batch const& b,
   a.swiglu_limit = 10.0f;
   a.route_weights = b.route.data();
   bool const by_rows = kernel == Kernel::kPdlRows;
+  bool const persistent = kernel == Kernel::kPersistent || kernel == Kernel::kPersistentPdl ||
+                          kernel == Kernel::kStreamOnlyPersistent;
   bool const pdl = kernel == Kernel::kPdl || kernel == Kernel::kPdlUntriggered ||
-                   kernel == Kernel::kPdlPacked || by_rows;
-  a.allow_overlap_next = kernel == Kernel::kPdl || kernel == Kernel::kPdlPacked || by_rows;
+                   kernel == Kernel::kPdlPacked || kernel == Kernel::kPersistentPdl || by_rows;
+  a.allow_overlap_next = kernel == Kernel::kPdl || kernel == Kernel::kPdlPacked ||
+                         kernel == Kernel::kPersistentPdl || by_rows;
+  a.work_counters = persistent ? work_counters : nullptr;
   Fp8ExpertGemmArgs d = a;
   d.stage = kernels::ExpertGemmStage::kDown;
   d.weights = w.l2.data();
@@ -149,6 +164,7 @@ Status launch_ffn(Kernel kernel, Weights const& w, Batch const& b,
   d.allow_overlap_next = false;
   d.overlap_previous = pdl;
   d.spread_sms = kernel == Kernel::kPdlPacked ? -1 : 0;
+  d.work_counters = persistent ? work_counters + 2 : nullptr;
   if (by_rows) {
     GCMOE_RETURN_IF_ERROR(rows.apply(a, d, b.rows));
   }

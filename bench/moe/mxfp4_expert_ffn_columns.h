@@ -27,6 +27,9 @@ enum class Kernel {
   kPdlUntriggered,
   kPdlPacked,
   kPdlRows,
+  kPersistent,
+  kPersistentPdl,
+  kStreamOnlyPersistent,
   kAgain
 };
 
@@ -34,8 +37,10 @@ enum class Kernel {
 char const* kernel_name(Kernel kernel);
 
 // Launches L1 then L2 of `kernel`'s configuration for batch `b` on `stream`; `rows`: the L1 -> L2
-// handshake of the kPdlRows column (the others ignore it).
+// handshake of the kPdlRows column (the others ignore it); `work_counters`: four zeroed ints, L1's
+// and L2's work counters of the persistent columns (Fp8ExpertGemmArgs::work_counters).
 Status launch_ffn(Kernel kernel, Weights const& w, Batch const& b,
-                  kernels::ExpertRowsHandshake const& rows, cudaStream_t stream);
+                  kernels::ExpertRowsHandshake const& rows, int* work_counters,
+                  cudaStream_t stream);
 
 }  // namespace gcmoe::bench::mxfp4_ffn

@@ -334,8 +334,9 @@ Status check_expert_gemm_args(Fp8ExpertGemmArgs const& args) {
 Status launch_fp8_expert_gemm(Fp8ExpertGemmArgs const& args, cudaStream_t stream) {
   GCMOE_RETURN_IF_ERROR(check_expert_gemm_args(args));
   GCMOE_CHECK_ARG_MSG(
-      args.ready_blocks == nullptr && args.fixed_expert < 0 && args.rows_done == nullptr,
-      "fp8 expert gemm: readiness counters, rows_done and a fixed expert need the "
+      args.ready_blocks == nullptr && args.fixed_expert < 0 && args.rows_done == nullptr &&
+          args.work_counters == nullptr,
+      "fp8 expert gemm: readiness counters, rows_done, a fixed expert and work counters need the "
       "WGMMA version");
   GCMOE_CHECK_ARG_MSG(args.tiles > 0 && args.tiles % kExpertGemmWarps == 0,
                       "fp8 expert gemm: tiles must be a positive multiple of 16");

@@ -104,6 +104,14 @@ struct Fp8ExpertGemmArgs {
   // (expert_pass_policy.h, pdl_spread_smem_bytes). 0: the device's; < 0: packed as the block
   // scheduler places it (an ablation for the benchmarks).
   int spread_sms = 0;
+  // Persistent CTAs (the MXFP4 kernel with feed warps; bench/NOTES.md, twenty-seventh session):
+  // two ints, zero at the launch. Set, the launch holds one CTA per place its SMs (spread_sms, else
+  // the device's) have for it, and each takes (expert, tile group, pass) work items from
+  // work_counters[0] until none is left, its stage ring carried from one item to the next
+  // (kernels/moe/expert_work_queue.cuh); the grid's last CTA zeroes both again before it lets the
+  // next kernel launch. Launches that may run at the same time need counters of their own. Null:
+  // one CTA per work item. The FP8 launchers refuse it.
+  int* work_counters = nullptr;
 };
 
 // Loads both kernel instantiations and raises their shared-memory limit; call before any

@@ -303,6 +303,9 @@ Status launch_fp8_expert_wgmma(Fp8ExpertGemmArgs const& args, cudaStream_t strea
   GCMOE_CHECK_ARG_MSG(
       reinterpret_cast<std::uintptr_t>(args.weights) % 16 == 0 && args.weight_stride % 16 == 0,
       "fp8 expert wgmma: weights must be 16-byte aligned (bulk copies)");
+  GCMOE_CHECK_ARG_MSG(args.work_counters == nullptr,
+                      "fp8 expert wgmma: work_counters (persistent CTAs) is the MXFP4 kernel's "
+                      "option");
   if (args.max_active <= 0) {
     return Status();
   }

@@ -56,10 +56,11 @@ struct Config<ExpertGemmStage::kDown, kN> {
 // kernels dropped the proxy fence that cp.async needs (v5.7: 1.01-1.12x at one GPU, 1.02-1.07x at
 // one rank of eight). The cp.async kernels, run only by callers without x_rows (tests, a benchmark
 // column), went with v5.14: the unrolled ring spilled in them.
-template <ExpertGemmStage kStage, int kN>
+template <ExpertGemmStage kStage, int kN, bool kPersistent = false>
 constexpr auto kernel_for() {
   using C = Config<kStage, kN>;
-  return mxfp4_expert_wgmma_kernel<kStage, C::kWgs, kN, C::kStages, C::kMinBlocks, C::kFeedWarps>;
+  return mxfp4_expert_wgmma_kernel<kStage, C::kWgs, kN, C::kStages, C::kMinBlocks, C::kFeedWarps,
+                                   kPersistent>;
 }
 
 // The producer-less kernel (version 5, 32 or 64 rows per pass): L1 one 512-thread CTA per SM at
@@ -124,7 +125,10 @@ cudaError_t raise_wide_smem_limits() {
 
 template <ExpertGemmStage kStage, int kN>
 cudaError_t raise_smem_limits() {
-  return raise_smem_limit<Config<kStage, kN>, kN>(kernel_for<kStage, kN>());
+  cudaError_t const classic = raise_smem_limit<Config<kStage, kN>, kN>(kernel_for<kStage, kN>());
+  return classic != cudaSuccess
+             ? classic
+             : raise_smem_limit<Config<kStage, kN>, kN>(kernel_for<kStage, kN, true>());
 }
 
 // One launch of configuration C's kernel over the tile groups (x: tile groups times passes side
@@ -147,13 +151,39 @@ void launch_config(Kernel kernel, int threads, Fp8ExpertGemmArgs const& args,
                                             tuning.stream_only ? 1 : 0, x_map));
 }
 
+// A persistent launch (Fp8ExpertGemmArgs::work_counters): one CTA per place the SMs (spread_sms,
+// else the device's) have for the kernel at its stage memory, at most one per work item; each
+// takes items until none is left (expert_work_queue.cuh).
+template <typename C, int kN, typename Kernel, typename XMapParam>
+Status launch_persistent(Kernel kernel, int threads, Fp8ExpertGemmArgs const& args,
+                         Mxfp4WgmmaTuning const& tuning, int passes, XMapParam const& x_map,
+                         cudaStream_t stream) {
+  // Per process and kernel: the occupancy does not change between launches.
+  static StatusOr<int> const per_sm = ctas_per_sm(kernel, threads, smem_bytes<C, kN>());
+  GCMOE_RETURN_IF_ERROR(per_sm.status());
+  int const sms = args.spread_sms > 0 ? args.spread_sms : device_sm_count();
+  GCMOE_CHECK_ARG_MSG(*per_sm > 0 && sms > 0,
+                      "mxfp4 expert wgmma: no SM holds a persistent CTA of this configuration");
+  std::int64_t const items =
+      static_cast<std::int64_t>(args.tiles * 16 / kMxTileRows / C::kWgs) * passes * args.max_active;
+  auto const ctas = static_cast<unsigned>(std::min<std::int64_t>(items, *per_sm * sms));
+  static_cast<void>(hopper::launch_with_pdl(kernel, dim3(ctas), dim3(threads), smem_bytes<C, kN>(),
+                                            stream, args.overlap_previous, args, passes,
+                                            tuning.stream_only ? 1 : 0, x_map));
+  return Status();
+}
+
 template <ExpertGemmStage kStage, int kN>
 Status launch(Fp8ExpertGemmArgs const& args, Mxfp4WgmmaTuning const& tuning, int passes,
               cudaStream_t stream) {
   using C = Config<kStage, kN>;
   GCMOE_ASSIGN_OR_RETURN(auto const x_map, (expert_x_map<kN, true>(args)));
-  launch_config<C, kN>(kernel_for<kStage, kN>(), (C::kWgs * 4 + C::kFeedWarps) * 32, args, tuning,
-                       passes, x_map, stream);
+  int const threads = (C::kWgs * 4 + C::kFeedWarps) * 32;
+  if (args.work_counters != nullptr) {
+    return launch_persistent<C, kN>(kernel_for<kStage, kN, true>(), threads, args, tuning, passes,
+                                    x_map, stream);
+  }
+  launch_config<C, kN>(kernel_for<kStage, kN>(), threads, args, tuning, passes, x_map, stream);
   return Status();
 }
 
@@ -262,6 +292,9 @@ Status launch_mxfp4_expert_wgmma(Fp8ExpertGemmArgs const& args, cudaStream_t str
   if (tuning.wide) {
     GCMOE_CHECK_ARG_MSG(tuning.pass_rows == 32 || tuning.pass_rows == 64,
                         "mxfp4 expert wgmma: the wide kernel runs 32- or 64-row passes");
+    GCMOE_CHECK_ARG_MSG(args.work_counters == nullptr,
+                        "mxfp4 expert wgmma: the wide kernel has no persistent CTAs "
+                        "(work_counters)");
   } else {
     GCMOE_CHECK_ARG_MSG(tuning.pass_rows == 0 || tuning.pass_rows == 8 || tuning.pass_rows == 16 ||
                             tuning.pass_rows == 32 || tuning.pass_rows == 48,

@@ -61,7 +61,12 @@
 // their feed warps in a warpgroup of their own that hands its registers to the consumers
 // (setmaxnreg; L1 consumers at 104 instead of 96, L2 at 96 instead of 80, no spills), widths
 // trimmed by 8 up to 48, one WGMMA in flight: most experts at one rank of eight T=256 in one
-// pass instead of the 32-row pass's loop (bench/NOTES.md, twenty-sixth session).
+// pass instead of the 32-row pass's loop (bench/NOTES.md, twenty-sixth session). Version 5.17:
+// persistent CTAs as an option (Fp8ExpertGemmArgs::work_counters, expert_work_queue.cuh): one CTA
+// per SM slot takes (expert, tile group, pass) items from a counter, its stage ring carried from
+// item to item. Measured no faster (the weight stream alone, stream-only, within 1% of one CTA
+// per item; one rank of eight T=256 3% slower), so the launches without counters keep one CTA
+// per item (bench/NOTES.md, twenty-seventh session).
 
 #include <cuda_runtime.h>
 
@@ -93,7 +98,9 @@ StatusOr<int> mxfp4_expert_wgmma_pdl_ctas_per_sm(ExpertGemmStage stage, int pass
 // 48 (one pass up to 72, then side by side, up to 8), in the kernel with feed warps
 // (expert_pass_policy.h, kMxfp4PassBands); a pass with fewer rows than its width runs narrower
 // WGMMAs (its rows rounded up to a multiple of 8). Programmatic dependent launch (overlap_previous
-// / allow_overlap_next) as the FP8 version. Not supported (INVALID_ARGUMENT): fixed_expert.
+// / allow_overlap_next) as the FP8 version. work_counters: persistent CTAs (kernel with feed warps
+// only; a persistent CTA lets the next kernel launch once it has taken its last item). Not
+// supported (INVALID_ARGUMENT): fixed_expert, work_counters with the producer-less kernel.
 Status launch_mxfp4_expert_wgmma(Fp8ExpertGemmArgs const& args, cudaStream_t stream);
 
 // Configurations the tests and the benchmark force. The defaults are what

@@ -13,6 +13,7 @@
 #include "kernels/moe/expert_feed_pass.cuh"
 #include "kernels/moe/expert_pass_epilogue.cuh"
 #include "kernels/moe/expert_rows_ready.cuh"
+#include "kernels/moe/expert_work_queue.cuh"
 #include "kernels/moe/expert_x_map.h"
 #include "kernels/moe/expert_x_rows_copy.cuh"
 #include "kernels/moe/feed_register_split.h"
@@ -63,7 +64,13 @@ __host__ __device__ constexpr int stage_bytes() {
 // 32 rows are kept small (mxfp4_expert_wgmma.cu): with 8 or 10 stages (~26 KB of code per width's
 // loop) the 32-row kernels measured up to 22% slower at T=1, where they run the fewest
 // instructions (bench/NOTES.md, twenty-fourth and twenty-fifth sessions).
-template <ExpertGemmStage kStage, int kWgs, int kN, int kStages, int kMinBlocks, int kFeedWarps>
+//
+// kPersistent (twenty-seventh session): the launch holds one CTA per place the SMs have for it, and
+// each takes work items (what one classic CTA does: a tile group's passes over one expert) from
+// args.work_counters until none is left (expert_work_queue.cuh); the stage ring and its barriers
+// carry from one item to the next.
+template <ExpertGemmStage kStage, int kWgs, int kN, int kStages, int kMinBlocks, int kFeedWarps,
+          bool kPersistent>
 __global__ void __launch_bounds__((kWgs * 4 + kFeedWarps) * 32, kMinBlocks)
     mxfp4_expert_wgmma_kernel(Fp8ExpertGemmArgs args, int passes, int stream_only,
                               __grid_constant__ CUtensorMap const x_map) {
@@ -86,13 +93,16 @@ __global__ void __launch_bounds__((kWgs * 4 + kFeedWarps) * 32, kMinBlocks)
   std::uint64_t* const full = barriers;
   std::uint64_t* const empty = barriers + kStages;
   __shared__ unsigned amax[kN];
-
-  ExpertSlot slot;
-  if (!begin_expert_cta<false>(args, slot)) {
-    return;
+  __shared__ WorkRing work;
+  // A classic CTA's one item (blockIdx), found before the barriers as before.
+  WorkItem classic;
+  if constexpr (!kPersistent) {
+    if (!begin_expert_cta<false>(args, classic.slot)) {
+      return;
+    }
   }
-  int const expert = slot.expert;
-  int const row_end = slot.row_end;
+  // Work items per active slot: tile groups × passes side by side (a classic grid's x).
+  int const items_per_slot = args.tiles * 16 / kMxTileRows / kWgs * passes;
   int const chunks = args.chunks;
   int const warp = static_cast<int>(threadIdx.x) / 32;
   int const lane = static_cast<int>(threadIdx.x) % 32;
@@ -110,16 +120,20 @@ __global__ void __launch_bounds__((kWgs * 4 + kFeedWarps) * 32, kMinBlocks)
       ptx::mbarrier_init(ptx::smem_address(&full[s]), kWeightArrivals + kXArrivals);
       ptx::mbarrier_init(ptx::smem_address(&empty[s]), kWgs * 4);  // one per consumer warp
     }
+    if constexpr (kPersistent) {
+      for (int k = 0; k < kWorkRing; ++k) {
+        ptx::mbarrier_init(ptx::smem_address(&work.full[k]), 1);  // the taking warp's lane 0
+      }
+    }
     ptx::fence_barrier_init();
   }
   __syncthreads();
 
-  int group = 0;
-  int first_pass = 0;
-  if (!cta_first_pass<kN>(slot, passes, group, first_pass)) {
-    return;
+  if constexpr (!kPersistent) {
+    if (!cta_first_pass<kN>(classic.slot, passes, classic.group, classic.first_pass)) {
+      return;
+    }
   }
-  std::int64_t const tile0 = static_cast<std::int64_t>(group) * kWgs;
 
   if (warp >= kWgs * 4) {
     // Producer warp(s): weights first (static), then the rows' readiness, then x rows and scales;
@@ -133,9 +147,6 @@ __global__ void __launch_bounds__((kWgs * 4 + kFeedWarps) * 32, kMinBlocks)
       }
     }
     FeedRole const role = feed_role<2>(warp, kWgs * 4);
-    std::uint8_t const* const codes = args.weights + expert * args.weight_stride;
-    auto const* const scales =
-        reinterpret_cast<std::uint8_t const*>(args.weight_scales) + expert * args.scale_stride * 4;
     // The stages' parities in `phases`. One set for both roles: each feed warp has one role and
     // its own copy. Per-role sets, or parities counted by division, held more registers across
     // the feed loop, and the 8-row L2 (48 registers) spilled.
@@ -144,50 +155,65 @@ __global__ void __launch_bounds__((kWgs * 4 + kFeedWarps) * 32, kMinBlocks)
     PassRingPhases phases;
     auto const use_of = [&](int c) { return take_stage(phases, c % kStages); };
     bool wait_prior = waits_for_prior_grid(args);
-    for (int pass = first_pass; pass < row_end; pass += passes * kN) {
-      int const rows = min(kN, row_end - pass);
-      auto const issue_weights = [&](int c) {
-        StageCursor const use = use_of(c);
-        int const s = use.s;
-        std::uint32_t const full_bar = ptx::smem_address(&full[s]);
-        ptx::mbarrier_wait(ptx::smem_address(&empty[s]), use.phase ^ 1u);
-        std::uint32_t const stage = smem_base + static_cast<std::uint32_t>(s * kStageBytes);
-        if (lane == 0) {
-          // The group's kWgs images of chunk c are contiguous (mxfp4_wgmma_image): one bulk copy
-          // for the codes, one for the scales.
-          ptx::mbarrier_arrive_expect_tx(full_bar, kWgs * (kMxCodeImageBytes + kScaleImageBytes));
-          std::int64_t const first = (static_cast<std::int64_t>(group) * chunks + c) * kWgs;
-          ptx::bulk_copy_g2s(stage + kCodesOffset, codes + first * kMxCodeImageBytes,
-                             kWgs * kMxCodeImageBytes, full_bar);
-          ptx::bulk_copy_g2s(stage + kScalesOffset, scales + first * kScaleImageBytes,
-                             kWgs * kScaleImageBytes, full_bar);
-        }
-      };
-      auto const issue_tokens = [&](int c) {
-        StageCursor const use = use_of(c);
-        int const s = use.s;
-        std::uint32_t const full_bar = ptx::smem_address(&full[s]);
-        ptx::mbarrier_wait(ptx::smem_address(&empty[s]), use.phase ^ 1u);
-        std::uint32_t const x_stage = smem_base + static_cast<std::uint32_t>(s * kStageBytes);
-        // One TMA tensor copy of the pass's kN rows (128-byte swizzle); rows past the expert's
-        // are other experts' (their columns are never written), rows past the buffer zero-filled
-        // by the map's bound.
-        if (lane == 0) {
-          ptx::mbarrier_arrive_expect_tx(full_bar, kN * kXRowBytes);
-          ptx::tma_load_2d(x_stage, &x_map, c * kMxChunkK, pass, full_bar);
-        }
-        copy_x_scales<kN>(x_scale_stages + s * kN, args.x_scales, chunks, pass, rows, c, lane);
-        ptx::cp_async_arrive_noinc(full_bar);
-      };
-      feed_pass(
-          role, chunks, kStages, wait_prior,
-          [&] {
-            if (args.ready_blocks != nullptr) {
-              int const epoch = ready_epoch(args);
-              wait_rows_ready(args, epoch, pass, rows, lane);
-            }
-          },
-          issue_weights, issue_tokens);
+    // One item's passes.
+    auto const feed_item = [&](WorkItem const& item) {
+      int const expert = item.slot.expert;
+      int const group = item.group;
+      int const row_end = item.slot.row_end;
+      std::uint8_t const* const codes = args.weights + expert * args.weight_stride;
+      auto const* const scales = reinterpret_cast<std::uint8_t const*>(args.weight_scales) +
+                                 expert * args.scale_stride * 4;
+      for (int pass = item.first_pass; pass < row_end; pass += passes * kN) {
+        int const rows = min(kN, row_end - pass);
+        auto const issue_weights = [&](int c) {
+          StageCursor const use = use_of(c);
+          int const s = use.s;
+          std::uint32_t const full_bar = ptx::smem_address(&full[s]);
+          ptx::mbarrier_wait(ptx::smem_address(&empty[s]), use.phase ^ 1u);
+          std::uint32_t const stage = smem_base + static_cast<std::uint32_t>(s * kStageBytes);
+          if (lane == 0) {
+            // The group's kWgs images of chunk c are contiguous (mxfp4_wgmma_image): one bulk copy
+            // for the codes, one for the scales.
+            ptx::mbarrier_arrive_expect_tx(full_bar, kWgs * (kMxCodeImageBytes + kScaleImageBytes));
+            std::int64_t const first = (static_cast<std::int64_t>(group) * chunks + c) * kWgs;
+            ptx::bulk_copy_g2s(stage + kCodesOffset, codes + first * kMxCodeImageBytes,
+                               kWgs * kMxCodeImageBytes, full_bar);
+            ptx::bulk_copy_g2s(stage + kScalesOffset, scales + first * kScaleImageBytes,
+                               kWgs * kScaleImageBytes, full_bar);
+          }
+        };
+        auto const issue_tokens = [&](int c) {
+          StageCursor const use = use_of(c);
+          int const s = use.s;
+          std::uint32_t const full_bar = ptx::smem_address(&full[s]);
+          ptx::mbarrier_wait(ptx::smem_address(&empty[s]), use.phase ^ 1u);
+          std::uint32_t const x_stage = smem_base + static_cast<std::uint32_t>(s * kStageBytes);
+          // One TMA tensor copy of the pass's kN rows (128-byte swizzle); rows past the expert's
+          // are other experts' (their columns are never written), rows past the buffer zero-filled
+          // by the map's bound.
+          if (lane == 0) {
+            ptx::mbarrier_arrive_expect_tx(full_bar, kN * kXRowBytes);
+            ptx::tma_load_2d(x_stage, &x_map, c * kMxChunkK, pass, full_bar);
+          }
+          copy_x_scales<kN>(x_scale_stages + s * kN, args.x_scales, chunks, pass, rows, c, lane);
+          ptx::cp_async_arrive_noinc(full_bar);
+        };
+        feed_pass(
+            role, chunks, kStages, wait_prior,
+            [&] {
+              if (args.ready_blocks != nullptr) {
+                int const epoch = ready_epoch(args);
+                wait_rows_ready(args, epoch, pass, rows, lane);
+              }
+            },
+            issue_weights, issue_tokens);
+      }
+    };
+    if constexpr (kPersistent) {
+      // The weights warp takes the tickets and publishes them; the tokens warp reads them.
+      feed_work_items<kN>(args, work, role.weights, lane, items_per_slot, passes, feed_item);
+    } else {
+      feed_item(classic);
     }
     return;
   }
@@ -205,7 +231,6 @@ __global__ void __launch_bounds__((kWgs * 4 + kFeedWarps) * 32, kMinBlocks)
   int const g = c_lane / 4;
   int const t = c_lane % 4;
   int const wg_thread = static_cast<int>(threadIdx.x) % 128;
-  std::int64_t const tile = tile0 + wg;
   std::uint32_t const my_codes = smem_base + kCodesOffset + wg * kMxCodeImageBytes + wg_thread * 16;
   std::uint32_t const my_scales =
       smem_base + kScalesOffset + wg * kScaleImageBytes + (wslice * 8 + g) * 8;
@@ -222,148 +247,165 @@ __global__ void __launch_bounds__((kWgs * 4 + kFeedWarps) * 32, kMinBlocks)
 
   // The stages' full-phase parities.
   PassRingPhases phases;
-  for (int pass = first_pass; pass < row_end; pass += passes * kN) {
-    int const rows = min(kN, row_end - pass);
-    float acc[kN / 2];
+  // One item's passes; k: its ticket's place in the work ring (persistent CTAs).
+  auto const consume_item = [&](WorkItem const& item, int k) {
+    int const row_end = item.slot.row_end;
+    std::int64_t const tile = static_cast<std::int64_t>(item.group) * kWgs + wg;
+    for (int pass = item.first_pass; pass < row_end; pass += passes * kN) {
+      int const rows = min(kN, row_end - pass);
+      float acc[kN / 2];
 #pragma unroll
-    for (int i = 0; i < kN / 2; ++i) {
-      acc[i] = 0.0f;
-    }
-    if (stream_only != 0) {
-      for (int c = 0; c < chunks; ++c) {
-        StageCursor const use = take_stage(phases, c % kStages);
-        int const s = use.s;
-        ptx::mbarrier_wait(bars + 8 * s, use.phase);
-        __syncwarp();
-        if (c_lane == 0) {
-          ptx::mbarrier_arrive(bars + 8 * (s + kStages));
-        }
+      for (int i = 0; i < kN / 2; ++i) {
+        acc[i] = 0.0f;
       }
-      continue;
-    }
-    // The pass's chunk loop at WGMMA width kW: the rows rounded up to a width the kernel has
-    // (8, 16, 24 or 32, at most kN). A narrower WGMMA, fold and token-scale pass for a pass with
-    // fewer rows than kN (an expert's last pass, or an expert with few rows) — the fold is 2 kW
-    // FFMA per thread and chunk, the largest part of the 32-row loop (bench/NOTES.md v5.8). The
-    // x rows past the width are copied but never read; acc past kW / 2 stays zero.
-    auto const chunk_loop = [&](auto width) {
-      constexpr int kW = decltype(width)::value;
-      // Whether this chunk's stage was seen full by the test issued during the previous chunk
-      // (v5.11): the pass's first stage is waited for, each later one tested a chunk ahead, so
-      // the test's latency overlaps the folds; only a stage not yet full is waited for here.
-      bool ready = false;
-      // One chunk at stage use.s (taken from `phases`), whose full phase has parity use.phase.
-      auto const chunk = [&](StageCursor const use) {
-        int const s = use.s;
-        if (!ready) {
+      if (stream_only != 0) {
+        for (int c = 0; c < chunks; ++c) {
+          StageCursor const use = take_stage(phases, c % kStages);
+          int const s = use.s;
           ptx::mbarrier_wait(bars + 8 * s, use.phase);
+          __syncwarp();
+          if (c_lane == 0) {
+            ptx::mbarrier_arrive(bars + 8 * (s + kStages));
+          }
         }
-        int const so = s * kStageBytes;
-        std::uint32_t const b_desc = desc0_lo + static_cast<std::uint32_t>(so >> 4);
-        uint4 const q0 = load_shared_16(my_codes + so);
-        uint4 const q1 = load_shared_16(my_codes + so + 128 * 16);
-        uint2 const sw = load_shared_8(my_scales + so);
-        // The stage after this one, tested before the chunk's last wait (see `ready`): the x rows
-        // come by TMA, in the async proxy the WGMMA reads, so no proxy fence (v5.7).
-        StageCursor const next = peek_stage(phases, s + 1 == kStages ? 0 : s + 1);
-        float chunk_sum[kW / 2];
-        if constexpr (kOneInFlight) {
-          // One WGMMA in flight: k-step s + 1 is decoded while k-step s runs, then s is folded
-          // before s + 1 is issued into the same accumulator. Two accumulators in flight need
-          // kW / 2 + 4 more registers, which the 56-register cap of the 16-row L1 (two 576-thread
-          // CTAs per SM) could only hold by spilling (bench/NOTES.md, twenty-third session).
-          float part[kW / 2];
-          std::uint32_t a[2][4];
-          decode_step(q0, q1, 0, a[0]);
-          ptx::fence_fragment(a[0]);
-          ptx::wgmma_fence();
-          ptx::WgmmaFp8RegA<kW>::run(part, a[0], desc_at(b_desc), false);
-          ptx::wgmma_commit();
+        continue;
+      }
+      // The pass's chunk loop at WGMMA width kW: the rows rounded up to a width the kernel has
+      // (8, 16, 24 or 32, at most kN). A narrower WGMMA, fold and token-scale pass for a pass with
+      // fewer rows than kN (an expert's last pass, or an expert with few rows) — the fold is 2 kW
+      // FFMA per thread and chunk, the largest part of the 32-row loop (bench/NOTES.md v5.8). The
+      // x rows past the width are copied but never read; acc past kW / 2 stays zero.
+      auto const chunk_loop = [&](auto width) {
+        constexpr int kW = decltype(width)::value;
+        // Whether this chunk's stage was seen full by the test issued during the previous chunk
+        // (v5.11): the pass's first stage is waited for, each later one tested a chunk ahead, so
+        // the test's latency overlaps the folds; only a stage not yet full is waited for here.
+        bool ready = false;
+        // One chunk at stage use.s (taken from `phases`), whose full phase has parity use.phase.
+        auto const chunk = [&](StageCursor const use) {
+          int const s = use.s;
+          if (!ready) {
+            ptx::mbarrier_wait(bars + 8 * s, use.phase);
+          }
+          int const so = s * kStageBytes;
+          std::uint32_t const b_desc = desc0_lo + static_cast<std::uint32_t>(so >> 4);
+          uint4 const q0 = load_shared_16(my_codes + so);
+          uint4 const q1 = load_shared_16(my_codes + so + 128 * 16);
+          uint2 const sw = load_shared_8(my_scales + so);
+          // The stage after this one, tested before the chunk's last wait (see `ready`): the x rows
+          // come by TMA, in the async proxy the WGMMA reads, so no proxy fence (v5.7).
+          StageCursor const next = peek_stage(phases, s + 1 == kStages ? 0 : s + 1);
+          float chunk_sum[kW / 2];
+          if constexpr (kOneInFlight) {
+            // One WGMMA in flight: k-step s + 1 is decoded while k-step s runs, then s is folded
+            // before s + 1 is issued into the same accumulator. Two accumulators in flight need
+            // kW / 2 + 4 more registers, which the 56-register cap of the 16-row L1 (two 576-thread
+            // CTAs per SM) could only hold by spilling (bench/NOTES.md, twenty-third session).
+            float part[kW / 2];
+            std::uint32_t a[2][4];
+            decode_step(q0, q1, 0, a[0]);
+            ptx::fence_fragment(a[0]);
+            ptx::wgmma_fence();
+            ptx::WgmmaFp8RegA<kW>::run(part, a[0], desc_at(b_desc), false);
+            ptx::wgmma_commit();
 #pragma unroll
-          for (int step = 1; step < 4; ++step) {
-            decode_step(q0, q1, step, a[step % 2]);
-            ptx::fence_fragment(a[step % 2]);
+            for (int step = 1; step < 4; ++step) {
+              decode_step(q0, q1, step, a[step % 2]);
+              ptx::fence_fragment(a[step % 2]);
+              ptx::wgmma_wait<0>();
+              ptx::fence_accumulators<kW>(part);
+              fold_k_step(chunk_sum, part, sw, step - 1);
+              ptx::wgmma_fence();
+              ptx::WgmmaFp8RegA<kW>::run(part, a[step % 2], desc_at(b_desc + 2 * step), false);
+              ptx::wgmma_commit();
+            }
+            ready = ptx::mbarrier_test_wait(bars + 8 * next.s, next.phase);
             ptx::wgmma_wait<0>();
             ptx::fence_accumulators<kW>(part);
-            fold_k_step(chunk_sum, part, sw, step - 1);
+            fold_k_step(chunk_sum, part, sw, 3);
+          } else {
+            // One WGMMA per k-step (one e8m0 block) into a fresh accumulator, two accumulators in
+            // turn: k-step s + 2's decode and MMA are issued while k-step s is folded with its own
+            // scale.
+            float part[2][kW / 2];
+            std::uint32_t a[4][4];
+            decode_step(q0, q1, 0, a[0]);
+            ptx::fence_fragment(a[0]);
+            decode_step(q0, q1, 1, a[1]);
+            ptx::fence_fragment(a[1]);
             ptx::wgmma_fence();
-            ptx::WgmmaFp8RegA<kW>::run(part, a[step % 2], desc_at(b_desc + 2 * step), false);
+            ptx::WgmmaFp8RegA<kW>::run(part[0], a[0], desc_at(b_desc), false);
             ptx::wgmma_commit();
-          }
-          ready = ptx::mbarrier_test_wait(bars + 8 * next.s, next.phase);
-          ptx::wgmma_wait<0>();
-          ptx::fence_accumulators<kW>(part);
-          fold_k_step(chunk_sum, part, sw, 3);
-        } else {
-          // One WGMMA per k-step (one e8m0 block) into a fresh accumulator, two accumulators in
-          // turn: k-step s + 2's decode and MMA are issued while k-step s is folded with its own
-          // scale.
-          float part[2][kW / 2];
-          std::uint32_t a[4][4];
-          decode_step(q0, q1, 0, a[0]);
-          ptx::fence_fragment(a[0]);
-          decode_step(q0, q1, 1, a[1]);
-          ptx::fence_fragment(a[1]);
-          ptx::wgmma_fence();
-          ptx::WgmmaFp8RegA<kW>::run(part[0], a[0], desc_at(b_desc), false);
-          ptx::wgmma_commit();
-          ptx::WgmmaFp8RegA<kW>::run(part[1], a[1], desc_at(b_desc + 2), false);
-          ptx::wgmma_commit();
+            ptx::WgmmaFp8RegA<kW>::run(part[1], a[1], desc_at(b_desc + 2), false);
+            ptx::wgmma_commit();
 #pragma unroll
-          for (int step = 2; step < 4; ++step) {
+            for (int step = 2; step < 4; ++step) {
+              ptx::wgmma_wait<1>();
+              ptx::fence_accumulators<kW>(part[step % 2]);
+              decode_step(q0, q1, step, a[step]);
+              ptx::fence_fragment(a[step]);
+              fold_k_step(chunk_sum, part[step % 2], sw, step - 2);
+              ptx::wgmma_fence();
+              ptx::WgmmaFp8RegA<kW>::run(part[step % 2], a[step], desc_at(b_desc + 2 * step),
+                                         false);
+              ptx::wgmma_commit();
+            }
+            ready = ptx::mbarrier_test_wait(bars + 8 * next.s, next.phase);
             ptx::wgmma_wait<1>();
-            ptx::fence_accumulators<kW>(part[step % 2]);
-            decode_step(q0, q1, step, a[step]);
-            ptx::fence_fragment(a[step]);
-            fold_k_step(chunk_sum, part[step % 2], sw, step - 2);
-            ptx::wgmma_fence();
-            ptx::WgmmaFp8RegA<kW>::run(part[step % 2], a[step], desc_at(b_desc + 2 * step), false);
-            ptx::wgmma_commit();
+            ptx::fence_accumulators<kW>(part[0]);
+            fold_k_step(chunk_sum, part[0], sw, 2);
+            ptx::wgmma_wait<0>();
+            ptx::fence_accumulators<kW>(part[1]);
+            fold_k_step(chunk_sum, part[1], sw, 3);
           }
-          ready = ptx::mbarrier_test_wait(bars + 8 * next.s, next.phase);
-          ptx::wgmma_wait<1>();
-          ptx::fence_accumulators<kW>(part[0]);
-          fold_k_step(chunk_sum, part[0], sw, 2);
-          ptx::wgmma_wait<0>();
-          ptx::fence_accumulators<kW>(part[1]);
-          fold_k_step(chunk_sum, part[1], sw, 3);
-        }
-        // The tokens' activation scales of this chunk (columns 8j + 2t, + 1), read before the
-        // stage is handed back (the producer refills them with the x rows).
-        add_token_scaled<kW>(acc, chunk_sum, ptx::smem_address(x_scale_stages + s * kN + 2 * t));
-        __syncwarp();
-        if (c_lane == 0) {
-          ptx::mbarrier_arrive(bars + 8 * (s + kStages));
+          // The tokens' activation scales of this chunk (columns 8j + 2t, + 1), read before the
+          // stage is handed back (the producer refills them with the x rows).
+          add_token_scaled<kW>(acc, chunk_sum, ptx::smem_address(x_scale_stages + s * kN + 2 * t));
+          __syncwarp();
+          if (c_lane == 0) {
+            ptx::mbarrier_arrive(bars + 8 * (s + kStages));
+          }
+        };
+        for (int c0 = 0; c0 < chunks; c0 += kStages) {
+#pragma unroll
+          for (int s = 0; s < kStages; ++s) {
+            if (c0 + s == chunks) {
+              break;
+            }
+            chunk(take_stage(phases, s));
+          }
         }
       };
-      for (int c0 = 0; c0 < chunks; c0 += kStages) {
-#pragma unroll
-        for (int s = 0; s < kStages; ++s) {
-          if (c0 + s == chunks) {
-            break;
-          }
-          chunk(take_stage(phases, s));
-        }
-      }
-    };
-    // The rows rounded up to a multiple of 8, at most kN: the chunk loop at that width.
-    with_pass_width<kN, 8>(rows, chunk_loop);
+      // The rows rounded up to a multiple of 8, at most kN: the chunk loop at that width.
+      with_pass_width<kN, 8>(rows, chunk_loop);
 
-    // The thread's index by a volatile %tid.x read after the chunk loop, for the epilogue: from
-    // threadIdx.x, ptxas hoisted the output row it derives out of the pass loop and held it across
-    // the chunk loop (the 32-row L1's spill before v5.11).
-    int const tid = static_cast<int>(read_special<1>());
-    if constexpr (kStage == ExpertGemmStage::kDown) {
-      finish_pass<kStage, kN, kConsumerThreads>(acc, args, pass, rows, tile, 0, amax, tid);
-    } else {
-      // The CTA's requantization group and this warpgroup's tile, re-derived from the special
-      // registers here: held across the main loop, they were spilled at the register caps (56 for
-      // 8 rows per pass, 96 for 32).
-      int const cta_group = static_cast<int>(read_special<0>()) / passes;
-      int const l1_tile = cta_group * kWgs + tid / 128;
-      finish_pass<kStage, kN, kConsumerThreads>(acc, args, pass, rows, l1_tile, cta_group, amax,
-                                                tid);
+      // The thread's index by a volatile %tid.x read after the chunk loop, for the epilogue: from
+      // threadIdx.x, ptxas hoisted the output row it derives out of the pass loop and held it
+      // across the chunk loop (the 32-row L1's spill before v5.11).
+      int const tid = static_cast<int>(read_special<1>());
+      if constexpr (kStage == ExpertGemmStage::kDown) {
+        finish_pass<kStage, kN, kConsumerThreads>(acc, args, pass, rows, tile, 0, amax, tid);
+      } else {
+        // The CTA's requantization group and this warpgroup's tile, re-derived here (a classic
+        // CTA's from the special registers, a persistent one's from its ticket, read again): held
+        // across the main loop, they were spilled at the register caps (56 for 8 rows per pass, 96
+        // for 32).
+        int cta_group = 0;
+        if constexpr (kPersistent) {
+          cta_group = read_ticket(work, k) % items_per_slot / passes;
+        } else {
+          cta_group = static_cast<int>(read_special<0>()) / passes;
+        }
+        int const l1_tile = cta_group * kWgs + tid / 128;
+        finish_pass<kStage, kN, kConsumerThreads>(acc, args, pass, rows, l1_tile, cta_group, amax,
+                                                  tid);
+      }
     }
+  };
+  if constexpr (kPersistent) {
+    consume_work_items<kN>(args, work, items_per_slot, passes, consume_item);
+  } else {
+    consume_item(classic, 0);
   }
 }
 

@@ -1,5 +1,6 @@
 // The L1 -> L2 handshake by rows (kernels/moe/expert_rows_handshake.h): the arguments its owner
-// and the launchers refuse, and the counters' clear. The handshake in use (three pairs in a row,
+// and the launchers refuse (and the FP8 launchers' refusal of persistent CTAs' work counters),
+// and the counters' clear. The handshake in use (three pairs in a row,
 // h poisoned; an L1 that never releases) is tested with the FFN cases
 // (fp8_expert_wgmma_passes_test, mxfp4_expert_wgmma_test).
 #include "kernels/moe/expert_rows_handshake.h"
@@ -10,6 +11,7 @@
 
 #include "engine/backends/cuda/stream.h"
 #include "kernels/moe/fp8_expert_gemm.h"
+#include "kernels/moe/fp8_expert_wgmma.h"
 #include "tests/support/catch.h"
 
 namespace gcmoe::kernels {
@@ -67,6 +69,12 @@ TEST_CASE("rows handshake: its owner and the launchers refuse what it cannot ser
   CHECK(launch_fp8_expert_gemm(plain, stream->get()).ok());
   plain.rows_done = l1.rows_done;
   CHECK(launch_fp8_expert_gemm(plain, stream->get()).code() == StatusCode::kInvalidArgument);
+  // Persistent CTAs (work_counters) are the MXFP4 kernel's option: both FP8 launchers refuse them.
+  plain.rows_done = nullptr;
+  CHECK(launch_fp8_expert_wgmma(plain, stream->get()).ok());
+  plain.work_counters = &zero;
+  CHECK(launch_fp8_expert_gemm(plain, stream->get()).code() == StatusCode::kInvalidArgument);
+  CHECK(launch_fp8_expert_wgmma(plain, stream->get()).code() == StatusCode::kInvalidArgument);
 }
 
 TEST_CASE("rows handshake: finish zeroes the counters and check reads the error flag") {

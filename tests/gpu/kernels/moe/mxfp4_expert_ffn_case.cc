@@ -149,6 +149,12 @@ Errors run_case(Case const& c) {
   down.weight_scales = reinterpret_cast<float const*>(d_l2s.data());
   down.weight_stride = static_cast<std::int64_t>(l2_codes.size()) / c.experts;
   down.scale_stride = static_cast<std::int64_t>(l2_scales.size()) / c.experts;
+  // L1's counters, then L2's.
+  auto work = upload(std::vector<int>(4, 0));
+  if (c.persistent) {
+    args.work_counters = work.data();
+    down.work_counters = work.data() + 2;
+  }
   REQUIRE((c.order == testing::PairOrder::kStream ||
            (c.order == testing::PairOrder::kByRows && !c.late_rows)));
   auto const launch = [&](Fp8ExpertGemmArgs const& a) {
@@ -160,6 +166,9 @@ Errors run_case(Case const& c) {
     }
   });
   CHECK(ready.error_flag() == 0u);
+  std::vector<int> counters(4, -1);
+  REQUIRE(work.copy_to_host(std::span<int>(counters)).ok());
+  CHECK(counters == std::vector<int>(4, 0));  // reset by each grid's last CTA (or never used)
 
   std::vector<float> const y = testing::download_y(batch, rows, h);
 
@@ -217,15 +226,15 @@ Errors run_case(Case const& c) {
   CHECK(ref_norm > 0.0);  // never all-zero data
   std::printf(
       "mxfp4 expert ffn H=%lld I=%lld E=%d T=%d k=%d rows=%lld hint=%d scales=%s "
-      "%spass_rows=%d max_passes=%d wide=%d seed=%llu rel_l2_error=%.3e "
+      "%s%spass_rows=%d max_passes=%d wide=%d seed=%llu rel_l2_error=%.3e "
       "feature_normalized_rel_l2=%.3e worst_row=%lld (rel_l2 %.3e); h: %lld flips, %lld codes and "
       "%lld scales outside, worst deviation %.2e; down from the kernel's h: rel_l2 %.3e, "
       "feature-normalized %.3e\n",
       static_cast<long long>(h), static_cast<long long>(inter), c.experts, c.tokens, c.top_k,
       static_cast<long long>(rows), args.rows_per_expert_hint, scales_name(c.scales),
-      c.late_rows ? "late-rows " : "", c.tuning.pass_rows, c.tuning.max_passes,
-      c.tuning.wide ? 1 : 0, static_cast<unsigned long long>(c.seed), errors.rel_l2,
-      errors.feature_normalized, static_cast<long long>(worst_row), worst_row_error,
+      c.late_rows ? "late-rows " : "", c.persistent ? "persistent " : "", c.tuning.pass_rows,
+      c.tuning.max_passes, c.tuning.wide ? 1 : 0, static_cast<unsigned long long>(c.seed),
+      errors.rel_l2, errors.feature_normalized, static_cast<long long>(worst_row), worst_row_error,
       static_cast<long long>(errors.h.flips), static_cast<long long>(errors.h.codes_outside),
       static_cast<long long>(errors.h.scales_outside), errors.h.worst_deviation, errors.down_rel_l2,
       errors.down_feature_normalized);

@@ -37,6 +37,9 @@ struct Case {
   // How L2 follows L1 (tests/gpu/kernels/moe/expert_ffn_slots.h; not kByRowsNeverReleased: the
   // case checks y).
   testing::PairOrder order = testing::PairOrder::kStream;
+  // Persistent CTAs (Fp8ExpertGemmArgs::work_counters): L1 and L2 each given zeroed counters,
+  // which must read zero again after the run (the grid's last CTA resets them).
+  bool persistent = false;
 };
 
 struct Errors {

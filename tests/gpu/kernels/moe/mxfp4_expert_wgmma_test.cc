@@ -2,7 +2,7 @@
 // clamp + routing weight + pow2 FP8 requantization, then L2 down to bf16), the kernel with feed
 // warps, against the CPU reference (mxfp4_expert_ffn_case.h) on random routed batches: small shapes
 // and DeepSeek's expert shapes (V4.1-Flash H 5120, I 2304; V4-Flash H 4096, I 2048), realistic and
-// extreme e8m0 bytes; and the arguments the launcher refuses.
+// extreme e8m0 bytes; persistent CTAs; and the arguments the launcher refuses.
 #include "kernels/moe/mxfp4_expert_wgmma.h"
 
 #include <cstdint>
@@ -120,6 +120,46 @@ TEST_CASE("mxfp4 expert FFN: 48-row passes at V4.1's shape") {
   c.tuning.max_passes = GENERATE(0, 1);
   c.scales = Scales::kRealistic;
   c.seed = 83 + static_cast<std::uint64_t>(c.tokens);
+  check(c);
+}
+
+// Persistent CTAs (work_counters; expert_work_queue.cuh): one CTA per SM slot takes the (expert,
+// tile group, pass) items in turn, its stage ring carried across them. Many experts (more items
+// than CTAs: every CTA runs several, of different widths), each pass width the policy runs (hints
+// 8, 16, 45 and the token count: 8-, 16-, 32- and 48-row passes, side by side beyond their
+// width), odd chunk counts (H 384, I 640: 3 and 5 chunks, fewer than the stages, so one CTA runs
+// items back to back from stage 0), and the counters zero again after each grid.
+TEST_CASE("mxfp4 expert FFN: persistent CTAs take the work items in turn") {
+  Case c;
+  bool const odd_k = GENERATE(false, true);
+  c.hidden = odd_k ? 384 : 512;
+  c.inter = odd_k ? 640 : 256;
+  c.experts = odd_k ? 40 : 300;
+  c.tokens = 200;
+  c.top_k = 4;
+  c.scales = Scales::kExtreme;
+  c.rows_hint = GENERATE(8, 16, 45, 0);
+  c.persistent = true;
+  c.seed = 91 + static_cast<std::uint64_t>(c.rows_hint);
+  check(c);
+}
+
+// Persistent L1 and L2 where L2 comes by PDL and acquires L1's rows through the rows handshake,
+// three pairs in a row on the same counters (each grid must find them reset by the one before),
+// at V4.1's shape (18 L1 tile groups per expert) and with late readiness counters.
+TEST_CASE("mxfp4 expert FFN: persistent CTAs under the rows handshake and readiness counters") {
+  Case c;
+  bool const late = GENERATE(false, true);
+  c.hidden = 5120;
+  c.inter = 2304;
+  c.experts = 8;
+  c.tokens = GENERATE(8, 100);
+  c.top_k = 2;
+  c.scales = Scales::kRealistic;
+  c.late_rows = late;
+  c.order = late ? testing::PairOrder::kStream : testing::PairOrder::kByRows;
+  c.persistent = true;
+  c.seed = 97 + static_cast<std::uint64_t>(c.tokens);
   check(c);
 }
 
@@ -248,6 +288,17 @@ TEST_CASE("mxfp4 expert wgmma rejects shapes and configurations it cannot run") 
   CHECK(launch_mxfp4_expert_wgmma(down, nullptr).code() == StatusCode::kInvalidArgument);
   down.ready_block_rows = 1;
   CHECK(launch_mxfp4_expert_wgmma(down, nullptr).ok());
+  // Persistent CTAs are the kernel with feed warps' option: the producer-less kernel refuses them.
+  Fp8ExpertGemmArgs persistent = args;
+  persistent.rows_done = nullptr;
+  persistent.work_counters = &done;
+  persistent.max_active = 0;
+  CHECK(launch_mxfp4_expert_wgmma(persistent, nullptr).ok());
+  Mxfp4WgmmaTuning wide;
+  wide.wide = true;
+  wide.pass_rows = 32;
+  CHECK(launch_mxfp4_expert_wgmma(persistent, nullptr, wide).code() ==
+        StatusCode::kInvalidArgument);
 }
 
 }  // namespace
