@@ -25,10 +25,11 @@
 // once all of L1's tile groups have released them, instead of waiting for the whole L1 grid; a
 // kernel after L2 zeroes the row counters, timed with the pair), "mxfp4_persistent" and
 // "mxfp4_persistent_pdl" (the default and mxfp4_pdl with persistent CTAs taking work items from a
-// counter: Fp8ExpertGemmArgs::work_counters), "stream_only_persistent" (the probe with persistent
-// CTAs) and "mxfp4_again" (the default timed again, last in the list: how far identical launches
-// in one run differ). A point's headline is the fastest of "mxfp4", "mxfp4_pdl", "mxfp4_pdl_rows",
-// "mxfp4_persistent" and "mxfp4_persistent_pdl" (best_kernel).
+// counter: Fp8ExpertGemmArgs::work_counters), "mxfp4_pdl_l1_persistent" / "mxfp4_pdl_l2_persistent"
+// (mxfp4_pdl with persistent CTAs in one of the two kernels), "stream_only_persistent" (the probe
+// with persistent CTAs) and "mxfp4_again" (the default timed again, last in the list: how far
+// identical launches in one run differ). A point's headline is the fastest of "mxfp4", "mxfp4_pdl",
+// "mxfp4_pdl_rows" and the four persistent columns with outputs (best_kernel).
 //
 // Usage: bench_mxfp4_expert_ffn [--out FILE] [--reps 30] [--rounds 3] [--commit SHA] [--tokens N]
 //                               [--scenario ep1|ep8_rank] [--pad-mib 0]
@@ -140,13 +141,13 @@ Status run(Options const& options) {
       // The columns in rounds, the order reversed every other round (bench/common/column_rounds.h:
       // the power cap lowers the clock within a point).
       Kernel const columns[] = {
-          Kernel::kMxfp4,          Kernel::kOnePass,       Kernel::kNarrow16,
-          Kernel::kNarrow32,       Kernel::kNarrow48,      Kernel::kDownNarrow16,
-          Kernel::kDownNarrow32,   Kernel::kDownNarrow48,  Kernel::kWide32,
-          Kernel::kWide64,         Kernel::kStreamOnly,    Kernel::kPdl,
-          Kernel::kPdlUntriggered, Kernel::kPdlPacked,     Kernel::kPdlRows,
-          Kernel::kPersistent,     Kernel::kPersistentPdl, Kernel::kStreamOnlyPersistent,
-          Kernel::kAgain};
+          Kernel::kMxfp4,           Kernel::kOnePass,         Kernel::kNarrow16,
+          Kernel::kNarrow32,        Kernel::kNarrow48,        Kernel::kDownNarrow16,
+          Kernel::kDownNarrow32,    Kernel::kDownNarrow48,    Kernel::kWide32,
+          Kernel::kWide64,          Kernel::kStreamOnly,      Kernel::kPdl,
+          Kernel::kPdlUntriggered,  Kernel::kPdlPacked,       Kernel::kPdlRows,
+          Kernel::kPersistent,      Kernel::kPersistentPdl,   Kernel::kStreamOnlyPersistent,
+          Kernel::kPdlL1Persistent, Kernel::kPdlL2Persistent, Kernel::kAgain};
       GCMOE_ASSIGN_OR_RETURN(
           std::vector<ColumnRounds> const timed,
           time_in_rounds(std::ssize(columns), options.rounds, [&](int c) {
@@ -182,7 +183,8 @@ Status run(Options const& options) {
       }
       char const* best_kernel = "mxfp4";
       for (char const* const candidate :
-           {"mxfp4_pdl", "mxfp4_pdl_rows", "mxfp4_persistent", "mxfp4_persistent_pdl"}) {
+           {"mxfp4_pdl", "mxfp4_pdl_rows", "mxfp4_persistent", "mxfp4_persistent_pdl",
+            "mxfp4_pdl_l1_persistent", "mxfp4_pdl_l2_persistent"}) {
         if (per_kernel[candidate]["time_us"].get<double>() <
             per_kernel[best_kernel]["time_us"].get<double>()) {
           best_kernel = candidate;
@@ -268,7 +270,9 @@ Status run(Options const& options) {
         {"mxfp4_persistent_pdl",
          "mxfp4_persistent with L2 launched by PDL (L1's CTAs let it launch once the items are "
          "all taken)"},
-        {"stream_only_persistent", "stream_only with persistent CTAs"}}},
+        {"stream_only_persistent", "stream_only with persistent CTAs"},
+        {"mxfp4_pdl_l1_persistent", "mxfp4_pdl with persistent CTAs in L1 only"},
+        {"mxfp4_pdl_l2_persistent", "mxfp4_pdl with persistent CTAs in L2 only"}}},
       {"model_shape",
        {{"hidden", kHidden}, {"intermediate", kInter}, {"experts", kExperts}, {"top_k", kTopK}}},
       {"device", prop.name},

@@ -46,6 +46,8 @@ kernels::Mxfp4WgmmaTuning tuning_for(Kernel kernel) {
       break;
     case Kernel::kPersistent:
     case Kernel::kPersistentPdl:
+    case Kernel::kPdlL1Persistent:
+    case Kernel::kPdlL2Persistent:
       break;
     case Kernel::kPdl:
     case Kernel::kPdlUntriggered:
@@ -111,6 +113,10 @@ char const* kernel_name(Kernel kernel) {
       return "mxfp4_persistent_pdl";
     case Kernel::kStreamOnlyPersistent:
       return "stream_only_persistent";
+    case Kernel::kPdlL1Persistent:
+      return "mxfp4_pdl_l1_persistent";
+    case Kernel::kPdlL2Persistent:
+      return "mxfp4_pdl_l2_persistent";
     case Kernel::kAgain:
       return "mxfp4_again";
   }
@@ -145,11 +151,14 @@ Status launch_ffn(Kernel kernel, Weights const& w, Batch const& b,
   bool const by_rows = kernel == Kernel::kPdlRows;
   bool const persistent = kernel == Kernel::kPersistent || kernel == Kernel::kPersistentPdl ||
                           kernel == Kernel::kStreamOnlyPersistent;
+  bool const l1_only = kernel == Kernel::kPdlL1Persistent;
+  bool const l2_only = kernel == Kernel::kPdlL2Persistent;
   bool const pdl = kernel == Kernel::kPdl || kernel == Kernel::kPdlUntriggered ||
-                   kernel == Kernel::kPdlPacked || kernel == Kernel::kPersistentPdl || by_rows;
+                   kernel == Kernel::kPdlPacked || kernel == Kernel::kPersistentPdl || l1_only ||
+                   l2_only || by_rows;
   a.allow_overlap_next = kernel == Kernel::kPdl || kernel == Kernel::kPdlPacked ||
-                         kernel == Kernel::kPersistentPdl || by_rows;
-  a.work_counters = persistent ? work_counters : nullptr;
+                         kernel == Kernel::kPersistentPdl || l1_only || l2_only || by_rows;
+  a.work_counters = persistent || l1_only ? work_counters : nullptr;
   Fp8ExpertGemmArgs d = a;
   d.stage = kernels::ExpertGemmStage::kDown;
   d.weights = w.l2.data();
@@ -164,7 +173,7 @@ Status launch_ffn(Kernel kernel, Weights const& w, Batch const& b,
   d.allow_overlap_next = false;
   d.overlap_previous = pdl;
   d.spread_sms = kernel == Kernel::kPdlPacked ? -1 : 0;
-  d.work_counters = persistent ? work_counters + 2 : nullptr;
+  d.work_counters = persistent || l2_only ? work_counters + 2 : nullptr;
   if (by_rows) {
     GCMOE_RETURN_IF_ERROR(rows.apply(a, d, b.rows));
   }

@@ -30,6 +30,8 @@ enum class Kernel {
   kPersistent,
   kPersistentPdl,
   kStreamOnlyPersistent,
+  kPdlL1Persistent,
+  kPdlL2Persistent,
   kAgain
 };
 
