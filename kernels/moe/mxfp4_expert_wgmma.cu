@@ -15,6 +15,7 @@
 namespace gcmoe::kernels {
 namespace {
 
+using mxfp4_wgmma::items_per_slot;
 using mxfp4_wgmma::mxfp4_expert_wgmma_kernel;
 using mxfp4_wgmma::mxfp4_expert_wgmma_wide_kernel;
 using mxfp4_wgmma::stage_bytes;
@@ -138,8 +139,7 @@ template <typename C, int kN, typename Kernel, typename XMapParam>
 void launch_config(Kernel kernel, int threads, Fp8ExpertGemmArgs const& args,
                    Mxfp4WgmmaTuning const& tuning, int passes, XMapParam const& x_map,
                    cudaStream_t stream) {
-  int const tiles64 = args.tiles * 16 / kMxTileRows;
-  dim3 const grid(static_cast<unsigned>(tiles64 / C::kWgs * passes),
+  dim3 const grid(static_cast<unsigned>(items_per_slot<C::kWgs>(args.tiles, passes)),
                   static_cast<unsigned>(args.max_active));
   std::size_t const smem =
       args.overlap_previous
@@ -165,7 +165,7 @@ Status launch_persistent(Kernel kernel, int threads, Fp8ExpertGemmArgs const& ar
   GCMOE_CHECK_ARG_MSG(*per_sm > 0 && sms > 0,
                       "mxfp4 expert wgmma: no SM holds a persistent CTA of this configuration");
   std::int64_t const items =
-      static_cast<std::int64_t>(args.tiles * 16 / kMxTileRows / C::kWgs) * passes * args.max_active;
+      static_cast<std::int64_t>(items_per_slot<C::kWgs>(args.tiles, passes)) * args.max_active;
   auto const ctas = static_cast<unsigned>(std::min<std::int64_t>(items, *per_sm * sms));
   static_cast<void>(hopper::launch_with_pdl(kernel, dim3(ctas), dim3(threads), smem_bytes<C, kN>(),
                                             stream, args.overlap_previous, args, passes,

@@ -40,6 +40,14 @@ constexpr int kScaleImageBytes = kMxScaleImageWords * 4;  // 256
 constexpr int kXRowBytes = kMxChunkK;                     // one FP8 x row of a chunk
 static_assert(kXRowBytes == kXMapChunkBytes, "the x tensor map's box is one chunk's rows");
 
+// Work items per active expert slot: its tile groups (kWgs 64-row tiles each; args.tiles counts
+// 16-row tiles) times the passes side by side. A classic grid's x; a persistent CTA's tickets
+// count slots by it (expert_work_queue.cuh).
+template <int kWgs>
+__host__ __device__ constexpr int items_per_slot(int tiles, int passes) {
+  return tiles * 16 / kMxTileRows / kWgs * passes;
+}
+
 template <int kWgs, int kN>
 __host__ __device__ constexpr int stage_bytes() {
   return (kN * kXRowBytes + kWgs * (kMxCodeImageBytes + kScaleImageBytes) + 1023) / 1024 * 1024;
@@ -101,8 +109,7 @@ __global__ void __launch_bounds__((kWgs * 4 + kFeedWarps) * 32, kMinBlocks)
       return;
     }
   }
-  // Work items per active slot: tile groups × passes side by side (a classic grid's x).
-  int const items_per_slot = args.tiles * 16 / kMxTileRows / kWgs * passes;
+  int const slot_items = items_per_slot<kWgs>(args.tiles, passes);
   int const chunks = args.chunks;
   int const warp = static_cast<int>(threadIdx.x) / 32;
   int const lane = static_cast<int>(threadIdx.x) % 32;
@@ -211,7 +218,7 @@ __global__ void __launch_bounds__((kWgs * 4 + kFeedWarps) * 32, kMinBlocks)
     };
     if constexpr (kPersistent) {
       // The weights warp takes the tickets and publishes them; the tokens warp reads them.
-      feed_work_items<kN>(args, work, role.weights, lane, items_per_slot, passes, feed_item);
+      feed_work_items<kN>(args, work, role.weights, lane, slot_items, passes, feed_item);
     } else {
       feed_item(classic);
     }
@@ -271,10 +278,10 @@ __global__ void __launch_bounds__((kWgs * 4 + kFeedWarps) * 32, kMinBlocks)
         continue;
       }
       // The pass's chunk loop at WGMMA width kW: the rows rounded up to a width the kernel has
-      // (8, 16, 24 or 32, at most kN). A narrower WGMMA, fold and token-scale pass for a pass with
-      // fewer rows than kN (an expert's last pass, or an expert with few rows) — the fold is 2 kW
-      // FFMA per thread and chunk, the largest part of the 32-row loop (bench/NOTES.md v5.8). The
-      // x rows past the width are copied but never read; acc past kW / 2 stays zero.
+      // (a multiple of 8, at most kN: 8 ... 48). A narrower WGMMA, fold and token-scale pass for a
+      // pass with fewer rows than kN (an expert's last pass, or an expert with few rows) — the fold
+      // is 2 kW FFMA per thread and chunk, the largest part of the 32-row loop (bench/NOTES.md
+      // v5.8). The x rows past the width are copied but never read; acc past kW / 2 stays zero.
       auto const chunk_loop = [&](auto width) {
         constexpr int kW = decltype(width)::value;
         // Whether this chunk's stage was seen full by the test issued during the previous chunk
@@ -392,7 +399,7 @@ __global__ void __launch_bounds__((kWgs * 4 + kFeedWarps) * 32, kMinBlocks)
         // for 32).
         int cta_group = 0;
         if constexpr (kPersistent) {
-          cta_group = read_ticket(work, k) % items_per_slot / passes;
+          cta_group = read_ticket(work, k) % slot_items / passes;
         } else {
           cta_group = static_cast<int>(read_special<0>()) / passes;
         }
@@ -403,7 +410,7 @@ __global__ void __launch_bounds__((kWgs * 4 + kFeedWarps) * 32, kMinBlocks)
     }
   };
   if constexpr (kPersistent) {
-    consume_work_items<kN>(args, work, items_per_slot, passes, consume_item);
+    consume_work_items<kN>(args, work, slot_items, passes, consume_item);
   } else {
     consume_item(classic, 0);
   }
