@@ -49,9 +49,12 @@ kernels::PackedExpertSections sections(ModelShape const& m);
 Status fill_experts(std::uint8_t* base, int experts, kernels::PackedExpertSections const& s,
                     std::uint64_t seed, cudaStream_t stream);
 
-// `images` MXFP4 scale images (mxfp4_expert_wgmma_layout.h): every row's four e8m0 bytes at most
-// 120 and within 3 exponents of each other (as a quantized std-0.02 weight gives).
-std::vector<std::uint32_t> mxfp4_scale_images(std::int64_t images, std::mt19937_64& rng);
+// The scale words of one MXFP4 projection of `tiles` 64-row tiles and `chunks` chunks
+// (mxfp4_expert_wgmma_layout.h: images, then row images): every tile windowed, every row's four
+// e8m0 bytes per chunk at most 120 and within 3 exponents of each other (as a quantized std-0.02
+// weight gives).
+std::vector<std::uint32_t> mxfp4_scale_images(std::int64_t tiles, std::int64_t chunks,
+                                              std::mt19937_64& rng);
 
 // Random e2m1 codes (any byte is a valid pair) with those scale images, the same for every
 // expert. Returns after the data is in place.

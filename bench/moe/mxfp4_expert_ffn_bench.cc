@@ -13,8 +13,7 @@
 // "mxfp4_one_pass" (the policy's width, one pass per tile group: the experts with more rows loop),
 // "mxfp4_feed16"/"mxfp4_feed32"/"mxfp4_feed48" (the kernel with feed warps forced at 16-, 32- or
 // 48-row passes), "mxfp4_down_feed16"/"..32"/"..48" (the same for L2 alone, L1 as the default),
-// "mxfp4_wide32" and "mxfp4_wide64" (version 5's
-// producer-less kernel forced at 32- or 64-row passes), "stream_only" (a probe: the consumers
+// "stream_only" (a probe: the consumers
 // release every stage unread, so the kernel's own weight stream without decode or MMA; its outputs
 // are not written), "mxfp4_pdl" (the default with L2 launched by programmatic dependent launch,
 // as the GC-MoE layer runs the pair: L2 starts on the SMs L1's last wave leaves free),
@@ -140,14 +139,25 @@ Status run(Options const& options) {
       nlohmann::json per_kernel = nlohmann::json::object();
       // The columns in rounds, the order reversed every other round (bench/common/column_rounds.h:
       // the power cap lowers the clock within a point).
-      Kernel const columns[] = {
-          Kernel::kMxfp4,           Kernel::kOnePass,         Kernel::kNarrow16,
-          Kernel::kNarrow32,        Kernel::kNarrow48,        Kernel::kDownNarrow16,
-          Kernel::kDownNarrow32,    Kernel::kDownNarrow48,    Kernel::kWide32,
-          Kernel::kWide64,          Kernel::kStreamOnly,      Kernel::kPdl,
-          Kernel::kPdlUntriggered,  Kernel::kPdlPacked,       Kernel::kPdlRows,
-          Kernel::kPersistent,      Kernel::kPersistentPdl,   Kernel::kStreamOnlyPersistent,
-          Kernel::kPdlL1Persistent, Kernel::kPdlL2Persistent, Kernel::kAgain};
+      Kernel const columns[] = {Kernel::kMxfp4,
+                                Kernel::kOnePass,
+                                Kernel::kNarrow16,
+                                Kernel::kNarrow32,
+                                Kernel::kNarrow48,
+                                Kernel::kDownNarrow16,
+                                Kernel::kDownNarrow32,
+                                Kernel::kDownNarrow48,
+                                Kernel::kStreamOnly,
+                                Kernel::kPdl,
+                                Kernel::kPdlUntriggered,
+                                Kernel::kPdlPacked,
+                                Kernel::kPdlRows,
+                                Kernel::kPersistent,
+                                Kernel::kPersistentPdl,
+                                Kernel::kStreamOnlyPersistent,
+                                Kernel::kPdlL1Persistent,
+                                Kernel::kPdlL2Persistent,
+                                Kernel::kAgain};
       GCMOE_ASSIGN_OR_RETURN(
           std::vector<ColumnRounds> const timed,
           time_in_rounds(std::ssize(columns), options.rounds, [&](int c) {
@@ -208,9 +218,11 @@ Status run(Options const& options) {
       {"benchmark", "mxfp4_expert_ffn"},
       {"kernels",
        {{"mxfp4",
-         "mxfp4_expert_wgmma v4.2 (e2m1 decoded in registers to e4m3 by masks and shifts, no "
-         "lookup table; register-A WGMMA m64nNk32 per k-step into two accumulators in turn, each "
-         "folded with its e8m0 scale in f32; swap-AB, bulk-copy mbarrier pipeline; a stage's "
+         "mxfp4_expert_wgmma v6 (e2m1 decoded in registers to e4m3 by byte permutes through a "
+         "table per row and k-step that holds the block's exponent relative to the row's "
+         "largest, checkpoint-like scales: every tile windowed; a chunk's four register-A WGMMA "
+         "m64nNk32 chained into one accumulator, folded once with the tokens' scales, the row's "
+         "base once per pass; swap-AB, bulk-copy mbarrier pipeline; a stage's "
          "weight and x parts under one full and one empty barrier, released after the MMA "
          "(v5.10); two feed warps "
          "(v5.1); packed images in tile-group order (v5.2); pass width by the layer's rows hint "
@@ -243,11 +255,6 @@ Status run(Options const& options) {
          "L1 as the default, L2 (down) forced at 16-row passes (ceil(hint / 16) side by side)"},
         {"mxfp4_down_feed32",
          "L1 as the default, L2 (down) forced at 32-row passes (ceil(hint / 32) side by side)"},
-        {"mxfp4_wide32",
-         "v5's producer-less kernel forced at 32-row passes (ceil(hint / 32) side by side)"},
-        {"mxfp4_wide64",
-         "v5's producer-less kernel forced at 64-row passes (one weight stream for up to 64 "
-         "rows; ceil(hint / 64) side by side)"},
         {"stream_only", "probe: the consumers release every stage unread (no decode or MMA)"},
         {"mxfp4_pdl",
          "the default with L2 launched by programmatic dependent launch (griddepcontrol), as the "

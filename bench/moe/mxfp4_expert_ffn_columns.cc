@@ -32,14 +32,6 @@ kernels::Mxfp4WgmmaTuning tuning_for(Kernel kernel) {
     case Kernel::kDownNarrow32:
     case Kernel::kDownNarrow48:
       break;  // L1 as the default; L2: down_tuning_for
-    case Kernel::kWide32:
-      t.pass_rows = 32;
-      t.wide = true;
-      break;
-    case Kernel::kWide64:
-      t.pass_rows = 64;
-      t.wide = true;
-      break;
     case Kernel::kStreamOnly:
     case Kernel::kStreamOnlyPersistent:
       t.stream_only = true;
@@ -93,10 +85,6 @@ char const* kernel_name(Kernel kernel) {
       return "mxfp4_down_feed32";
     case Kernel::kDownNarrow48:
       return "mxfp4_down_feed48";
-    case Kernel::kWide32:
-      return "mxfp4_wide32";
-    case Kernel::kWide64:
-      return "mxfp4_wide64";
     case Kernel::kStreamOnly:
       return "stream_only";
     case Kernel::kPdl:
@@ -131,7 +119,7 @@ Status launch_ffn(Kernel kernel, Weights const& w, Batch const& b,
   a.weights = w.l1.data();
   a.weight_scales = reinterpret_cast<float const*>(w.l1_scales.data());
   a.weight_stride = w.l1_stride();
-  a.scale_stride = w.l1_images * kernels::kMxScaleImageWords;
+  a.scale_stride = w.l1_scale_stride();
   a.tiles = static_cast<int>(kInter / 8);
   a.chunks = static_cast<int>(kHidden / 128);
   a.x = b.x.data();
@@ -164,7 +152,7 @@ Status launch_ffn(Kernel kernel, Weights const& w, Batch const& b,
   d.weights = w.l2.data();
   d.weight_scales = reinterpret_cast<float const*>(w.l2_scales.data());
   d.weight_stride = w.l2_stride();
-  d.scale_stride = w.l2_images * kernels::kMxScaleImageWords;
+  d.scale_stride = w.l2_scale_stride();
   d.tiles = static_cast<int>(kHidden / 16);
   d.chunks = static_cast<int>(kInter / 128);
   d.x = b.h.data();

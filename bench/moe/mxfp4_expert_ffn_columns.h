@@ -20,8 +20,6 @@ enum class Kernel {
   kDownNarrow16,
   kDownNarrow32,
   kDownNarrow48,
-  kWide32,
-  kWide64,
   kStreamOnly,
   kPdl,
   kPdlUntriggered,

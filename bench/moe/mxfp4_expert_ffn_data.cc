@@ -37,8 +37,10 @@ StatusOr<Weights> make_weights(cudaStream_t stream) {
   GCMOE_RETURN_IF_ERROR(
       fill_random_e4m3(w.l2.data(), static_cast<std::int64_t>(w.l2.size()), 2, stream));
   std::mt19937_64 rng(3);
-  GCMOE_ASSIGN_OR_RETURN(w.l1_scales, upload_repeated(mxfp4_scale_images(w.l1_images, rng)));
-  GCMOE_ASSIGN_OR_RETURN(w.l2_scales, upload_repeated(mxfp4_scale_images(w.l2_images, rng)));
+  GCMOE_ASSIGN_OR_RETURN(w.l1_scales,
+                         upload_repeated(mxfp4_scale_images(w.l1_tiles, w.l1_chunks, rng)));
+  GCMOE_ASSIGN_OR_RETURN(w.l2_scales,
+                         upload_repeated(mxfp4_scale_images(w.l2_tiles, w.l2_chunks, rng)));
   GCMOE_CHECK_CUDA(cudaStreamSynchronize(stream));
   return w;
 }

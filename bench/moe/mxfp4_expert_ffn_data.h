@@ -23,13 +23,24 @@ inline constexpr int kTopK = 6;
 struct Weights {
   cuda::DeviceBuffer<std::uint8_t> l1, l2;
   cuda::DeviceBuffer<std::uint32_t> l1_scales, l2_scales;
-  std::int64_t l1_images = (kInter / 32) * (kHidden / 128);
-  std::int64_t l2_images = (kHidden / 64) * (kInter / 128);
+  std::int64_t l1_tiles = kInter / 32;
+  std::int64_t l1_chunks = kHidden / 128;
+  std::int64_t l2_tiles = kHidden / 64;
+  std::int64_t l2_chunks = kInter / 128;
+  std::int64_t l1_images = l1_tiles * l1_chunks;
+  std::int64_t l2_images = l2_tiles * l2_chunks;
   std::int64_t l1_stride() const { return l1_images * kernels::kMxCodeImageBytes; }
   std::int64_t l2_stride() const { return l2_images * kernels::kMxCodeImageBytes; }
+  // One expert's scale words per projection (images and row images).
+  std::int64_t l1_scale_stride() const {
+    return kernels::mxfp4_wgmma_scale_words(l1_tiles, l1_chunks);
+  }
+  std::int64_t l2_scale_stride() const {
+    return kernels::mxfp4_wgmma_scale_words(l2_tiles, l2_chunks);
+  }
   double bytes_per_expert() const {
     return static_cast<double>(l1_stride() + l2_stride()) +
-           4.0 * static_cast<double>((l1_images + l2_images) * kernels::kMxScaleImageWords);
+           4.0 * static_cast<double>(l1_scale_stride() + l2_scale_stride());
   }
 };
 StatusOr<Weights> make_weights(cudaStream_t stream);

@@ -18,7 +18,7 @@ ExpertPasses expert_passes_for(int rows_per_expert_hint, std::span<PassBand cons
   int const hint = std::max(rows_per_expert_hint, 1);
   PassBand const& band = pass_band_for(hint, bands);
   int const cap = std::clamp(band.max_passes, 1, kMaxParallelPasses);
-  return {band.rows, std::min((hint + band.rows - 1) / band.rows, cap), band.producer_less};
+  return {band.rows, std::min((hint + band.rows - 1) / band.rows, cap)};
 }
 
 int lone_expert_k_splits(int ctas, int chunks, int sms, int max_splits) {

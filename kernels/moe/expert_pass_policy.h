@@ -15,14 +15,11 @@ namespace gcmoe::kernels {
 
 inline constexpr int kMaxParallelPasses = 8;
 
-// Hints up to max_hint run passes `rows` wide, in the producer-less kernel where a weight format
-// has both at that width and the band says so (MXFP4 at 32 or 64 rows:
-// mxfp4_expert_wgmma_wide.cuh; no MXFP4 band picks it since v5.4, forced configurations do), at
-// most max_passes side by side (an expert with more rows loops inside its CTAs).
+// Hints up to max_hint run passes `rows` wide, at most max_passes side by side (an expert with
+// more rows loops inside its CTAs).
 struct PassBand {
   int max_hint = 0;
   int rows = 0;
-  bool producer_less = false;
   int max_passes = kMaxParallelPasses;
 };
 
@@ -57,15 +54,14 @@ inline constexpr PassBand kFp8LonePassBands[] = {{32, 8}, {128, 16}, {INT_MAX, 6
 // expert's weights again (one rank of eight, µs per round, 48-row one pass / 32-row passes side by
 // side: T=224 (hint 45) 325-341 / 349-375, T=256 (50) 335-358 / 411-421 (402 looping), T=320 (60)
 // 390-409 / 516-612 (641 looping); at hints 40-43 (T=192, 208) 32 and 48 rows tie; up to hint 70
-// one 48-row pass is at or below two side by side). The producer-less kernel (v5) is forced-only
-// since the x rows come by TMA (v5.3).
+// one 48-row pass is at or below two side by side). The producer-less kernel (v5), forced-only
+// since the x rows came by TMA (v5.3), was removed with the windowed layout (v6).
 inline constexpr PassBand kMxfp4PassBands[] = {
-    {12, 8, false, 1}, {24, 16, false, 1}, {44, 32, false, 1}, {72, 48, false, 1}, {INT_MAX, 48}};
+    {12, 8, 1}, {24, 16, 1}, {44, 32, 1}, {72, 48, 1}, {INT_MAX, 48}};
 
 struct ExpertPasses {
   int rows = 8;    // pass width
   int passes = 1;  // side by side per tile group, 1..kMaxParallelPasses
-  bool producer_less = false;
 };
 
 // The K split of a lone expert's launch (fp8_expert_wgmma_kernel.cuh, expert_split_k.cuh): the
@@ -82,9 +78,11 @@ int lone_expert_k_splits(int ctas, int chunks, int sms, int max_splits);
 inline constexpr std::size_t kSmSharedBytes = 228 * 1024;
 inline constexpr std::size_t kCtaReservedSharedBytes = 1024;
 // The most dynamic shared memory an expert GEMM launch asks for (the configurations of more than
-// one CTA per SM raise their limit to it): 227 KB less 1 KB for their static part (< 1 KB; the
-// widest one-CTA FP8 configurations have more, and never spread).
-inline constexpr std::size_t kMaxExpertGemmDynamicSmem = 226 * 1024;
+// one CTA per SM raise their limit to it): 227 KB less 2 KB for their static part (the MXFP4
+// kernels' window tables and row factors since version 6: 1,472 bytes at the 16-row L1, whose
+// limit at 226 KB the driver refused; the widest one-CTA FP8 configurations have more, and never
+// spread).
+inline constexpr std::size_t kMaxExpertGemmDynamicSmem = 225 * 1024;
 
 // The dynamic shared memory for an expert GEMM launched by PDL (programmatic dependent launch),
 // bytes. Such a grid is placed while the previous kernel still runs, and the block scheduler packs

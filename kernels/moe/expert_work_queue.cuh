@@ -8,9 +8,11 @@
 // next: no per-item barrier set-up or launch, and the next item's weights stream while the
 // consumers run the last one's epilogue.
 //
-// Inside a CTA one warp (the weights feed warp) takes the tickets and publishes each in a small
-// ring in shared memory, one mbarrier per slot (arrival count 1); the other feed warp and the
-// consumers wait for slot k % kWorkRing's phase (k / kWorkRing) & 1 and read it. The ring cannot
+// Inside a CTA one warp (the weights feed warp) takes the tickets and publishes each item (its
+// expert, row end, tile group and first pass; version 6: the readers no longer derive it from the
+// ticket, whose divisions' constants they held across their loops and spilled) in a small ring in
+// shared memory, one mbarrier per slot (arrival count 1); the feed warps and the consumers wait
+// for slot k % kWorkRing's phase (k / kWorkRing) & 1 and read it. The ring cannot
 // overrun: every pass starts its stage ring at stage 0, so the taker cannot start item k + 1
 // before the consumers have released item k's first stage — it is at most one item ahead of the
 // slowest reader. A ticket of -1 ends the CTA.
@@ -31,10 +33,20 @@ namespace gcmoe::kernels {
 
 inline constexpr int kWorkRing = 4;
 
-// A CTA's share of the ring: the published tickets and their barriers.
+// The most consumer warps a persistent CTA has (the MXFP4 L1: four warpgroups).
+inline constexpr int kWorkRingReaders = 16;
+
+// A CTA's share of the ring: per slot the published ticket (-1: none left), its item and barrier;
+// per consumer warp its place in the ring (the next item's k), kept here rather than in a register
+// across the item: the consumers' item loop held it at the register caps only by spilling.
 struct WorkRing {
   int ticket[kWorkRing];
+  int expert[kWorkRing];
+  int row_end[kWorkRing];
+  int group[kWorkRing];
+  int first_pass[kWorkRing];
   std::uint64_t full[kWorkRing];
+  int place[kWorkRingReaders];
 };
 
 // One item: its expert and rows, the tile group and the first row of its first pass.
@@ -57,17 +69,17 @@ __device__ __forceinline__ bool work_item_of(Fp8ExpertGemmArgs const& args, int 
                                item.first_pass);
 }
 
-// Lane 0 of the taking warp: the next ticket of a non-empty item, or -1 once none is left.
+// Lane 0 of the taking warp: the next ticket of a non-empty item (its item into `item`), or -1
+// once none is left.
 template <int kN>
 __device__ __forceinline__ int take_ticket(Fp8ExpertGemmArgs const& args, int items_per_slot,
-                                           int passes) {
+                                           int passes, WorkItem& item) {
   int const total = *args.num_active * items_per_slot;
   for (;;) {
     int const ticket = atomicAdd(args.work_counters, 1);
     if (ticket >= total) {
       return -1;
     }
-    WorkItem item;
     if (work_item_of<kN>(args, ticket, items_per_slot, passes, item)) {
       return ticket;
     }
@@ -88,25 +100,42 @@ __device__ __forceinline__ void finish_work(Fp8ExpertGemmArgs const& args) {
   }
 }
 
-// The taking warp publishes ticket k (all lanes pass the same value; lane 0 stores and arrives).
-__device__ __forceinline__ void publish_ticket(WorkRing& ring, int k, int ticket, int lane) {
-  if (lane == 0) {
-    ring.ticket[k % kWorkRing] = ticket;
-    hopper::mbarrier_arrive(hopper::smem_address(&ring.full[k % kWorkRing]));
-  }
-  __syncwarp();
+// Lane 0 of the taking warp publishes item k under its ticket (-1: none left).
+__device__ __forceinline__ void publish_item(WorkRing& ring, int k, int ticket,
+                                             WorkItem const& item) {
+  int const at = k % kWorkRing;
+  ring.ticket[at] = ticket;
+  ring.expert[at] = item.slot.expert;
+  ring.row_end[at] = item.slot.row_end;
+  ring.group[at] = item.group;
+  ring.first_pass[at] = item.first_pass;
+  hopper::mbarrier_arrive(hopper::smem_address(&ring.full[at]));
 }
 
-// A reader's ticket k, once published.
+// A feed warp's ticket k, once published: the feed warps derive the item from it (work_item_of;
+// read from the ring they held more registers, and the 48-row L2's feed warps, at 48, spilled).
 __device__ __forceinline__ int read_ticket(WorkRing& ring, int k) {
   hopper::mbarrier_wait(hopper::smem_address(&ring.full[k % kWorkRing]),
                         static_cast<std::uint32_t>(k / kWorkRing) & 1u);
   return *static_cast<int volatile*>(&ring.ticket[k % kWorkRing]);
 }
 
-// The feed warps' walk over a persistent CTA's items: the taking warp (`taker`) takes each ticket
-// and publishes it, the other feed warp reads it; feed(item) fills the item's stages. At the end
-// the taker counts the CTA out (finish_work).
+// A consumer's item k once published (row_begin is not published: no consumer uses it); false
+// when none is left.
+__device__ __forceinline__ bool read_item(WorkRing& ring, int k, WorkItem& item) {
+  int const at = k % kWorkRing;
+  hopper::mbarrier_wait(hopper::smem_address(&ring.full[at]),
+                        static_cast<std::uint32_t>(k / kWorkRing) & 1u);
+  item.slot.expert = *static_cast<int volatile*>(&ring.expert[at]);
+  item.slot.row_end = *static_cast<int volatile*>(&ring.row_end[at]);
+  item.group = *static_cast<int volatile*>(&ring.group[at]);
+  item.first_pass = *static_cast<int volatile*>(&ring.first_pass[at]);
+  return *static_cast<int volatile*>(&ring.ticket[at]) >= 0;
+}
+
+// The feed warps' walk over a persistent CTA's items: the taking warp (`taker`) takes each item
+// and publishes it, both read its ticket; feed(item) fills the item's stages. At the end the taker
+// counts the CTA out (finish_work).
 template <int kN, typename Feed>
 __device__ __forceinline__ void feed_work_items(Fp8ExpertGemmArgs const& args, WorkRing& ring,
                                                 bool taker, int lane, int items_per_slot,
@@ -114,9 +143,13 @@ __device__ __forceinline__ void feed_work_items(Fp8ExpertGemmArgs const& args, W
   for (int k = 0;; ++k) {
     int ticket = 0;
     if (taker) {
+      WorkItem taken;
       ticket = __shfl_sync(0xffffffffu,
-                           lane == 0 ? take_ticket<kN>(args, items_per_slot, passes) : 0, 0);
-      publish_ticket(ring, k, ticket, lane);
+                           lane == 0 ? take_ticket<kN>(args, items_per_slot, passes, taken) : 0, 0);
+      if (lane == 0) {
+        publish_item(ring, k, ticket, taken);
+      }
+      __syncwarp();
     } else {
       ticket = read_ticket(ring, k);
     }
@@ -132,20 +165,31 @@ __device__ __forceinline__ void feed_work_items(Fp8ExpertGemmArgs const& args, W
   }
 }
 
-// The consumers' walk: consume(item, k) for each published item, k its place in the ring (the
-// consumer reads ticket k again with read_ticket where it needs the item after its main loop).
-template <int kN, typename Consume>
-__device__ __forceinline__ void consume_work_items(Fp8ExpertGemmArgs const& args, WorkRing& ring,
-                                                   int items_per_slot, int passes,
-                                                   Consume const& consume) {
-  for (int k = 0;; ++k) {
-    int const ticket = read_ticket(ring, k);
-    if (ticket < 0) {
+// A consumer warp's place in the ring, volatile, the warp from a volatile %tid.x read: nothing of
+// it is held in a register across an item.
+__device__ __forceinline__ int volatile& ring_place(WorkRing& ring) {
+  std::uint32_t tid;
+  asm volatile("mov.u32 %0, %%tid.x;" : "=r"(tid));
+  return *static_cast<int volatile*>(&ring.place[tid / 32]);
+}
+
+// The consumers' walk: consume(item) for each published item. A consumer reads the item again
+// (read_item at ring_place) where it needs it after its main loop: the taker is at most one item
+// ahead of the slowest reader, so slot k holds item k until every consumer is past it. Each lane
+// of a warp writes the same place.
+template <typename Consume>
+__device__ __forceinline__ void consume_work_items(WorkRing& ring, Consume const& consume) {
+  ring_place(ring) = 0;
+  for (;;) {
+    WorkItem item;
+    if (!read_item(ring, ring_place(ring), item)) {
       return;
     }
-    WorkItem item;
-    work_item_of<kN>(args, ticket, items_per_slot, passes, item);
-    consume(item, k);
+    consume(item);
+    // Every lane reads the place before any writes the next one.
+    int const next = ring_place(ring) + 1;
+    __syncwarp();
+    ring_place(ring) = next;
   }
 }
 

@@ -113,7 +113,7 @@ cudaError_t raise_smem_limit() {
   static_assert(smem_bytes<kStage, kN>() <= kMaxExpertGemmDynamicSmem);
   // A configuration of more than one CTA per SM up to the most any launch asks for: one by PDL
   // may ask for more than its stages to spread its CTAs (launch). One CTA per SM never spreads,
-  // and the widest configurations' static part is over the 1 KB kMaxExpertGemmDynamicSmem leaves.
+  // and the widest configurations' static part is over the 2 KB kMaxExpertGemmDynamicSmem leaves.
   constexpr bool kSpreads = Config<kStage, kN>::kMinBlocks > 1;
   int const bytes =
       static_cast<int>(kSpreads ? kMaxExpertGemmDynamicSmem : smem_bytes<kStage, kN>());

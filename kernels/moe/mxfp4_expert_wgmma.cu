@@ -10,14 +10,12 @@
 #include "kernels/moe/mxfp4_expert_wgmma.h"
 #include "kernels/moe/mxfp4_expert_wgmma_kernel.cuh"
 #include "kernels/moe/mxfp4_expert_wgmma_layout.h"
-#include "kernels/moe/mxfp4_expert_wgmma_wide.cuh"
 
 namespace gcmoe::kernels {
 namespace {
 
 using mxfp4_wgmma::items_per_slot;
 using mxfp4_wgmma::mxfp4_expert_wgmma_kernel;
-using mxfp4_wgmma::mxfp4_expert_wgmma_wide_kernel;
 using mxfp4_wgmma::stage_bytes;
 
 // L1: 4 consumer warpgroups (128 outputs, one requantization group); L2: 2 (128 rows). A stage
@@ -64,37 +62,6 @@ constexpr auto kernel_for() {
                                    kPersistent>;
 }
 
-// The producer-less kernel (version 5, 32 or 64 rows per pass): L1 one 512-thread CTA per SM at
-// 128 registers, L2 three (32 rows) or two 256-thread CTAs; a stage is refilled two chunks late;
-// two WGMMAs per k-step (four, narrower, measured 5-8% slower at one rank of eight: bench/NOTES.md
-// v5).
-inline constexpr int kWideParts = 2;
-template <ExpertGemmStage kStage, int kN>
-struct WideConfig;
-template <int kN>
-struct WideConfig<ExpertGemmStage::kGateUp, kN> {
-  static constexpr int kWgs = 4;
-  static constexpr int kMinBlocks = 1;
-  static constexpr int kStages = kN <= 32 ? 10 : 8;
-  static constexpr int kLag = 2;
-  static constexpr int kParts = kWideParts;
-};
-template <int kN>
-struct WideConfig<ExpertGemmStage::kDown, kN> {
-  static constexpr int kWgs = 2;
-  static constexpr int kMinBlocks = kN <= 32 ? 3 : 2;  // 32 rows: 80 registers, no spills
-  static constexpr int kStages = kN <= 32 ? 5 : 6;
-  static constexpr int kLag = 2;
-  static constexpr int kParts = kWideParts;
-};
-
-template <ExpertGemmStage kStage, int kN>
-constexpr auto wide_kernel_for() {
-  using C = WideConfig<kStage, kN>;
-  return mxfp4_expert_wgmma_wide_kernel<kStage, C::kWgs, kN, C::kParts, C::kStages, C::kMinBlocks,
-                                        C::kLag>;
-}
-
 // A configuration C's dynamic shared memory at kN rows per pass: its stages and their activation
 // scales, plus 1024 bytes for the alignment.
 template <typename C, int kN>
@@ -105,9 +72,10 @@ constexpr std::size_t smem_bytes() {
 
 template <typename C, int kN, typename Kernel>
 cudaError_t raise_smem_limit(Kernel kernel) {
-  // Per SM each CTA takes its dynamic + static shared memory (< 512 B) + 1 KB reserved
-  // (expert_pass_policy.h).
-  static_assert((smem_bytes<C, kN>() + kCtaReservedSharedBytes + 512) * C::kMinBlocks <=
+  // Per SM each CTA takes its dynamic + static shared memory + 1 KB reserved
+  // (expert_pass_policy.h). Static: barriers, the window tables and the row factors, 896 B (L2)
+  // to 1856 B (L1, 48 rows) by ptxas -v at version 6; bounded here by 2 KB.
+  static_assert((smem_bytes<C, kN>() + kCtaReservedSharedBytes + 2048) * C::kMinBlocks <=
                 kSmSharedBytes);
   static_assert(smem_bytes<C, kN>() <= kMaxExpertGemmDynamicSmem);
   // A configuration of more than one CTA per SM up to the most any launch asks for: one by PDL
@@ -120,16 +88,17 @@ cudaError_t raise_smem_limit(Kernel kernel) {
 }
 
 template <ExpertGemmStage kStage, int kN>
-cudaError_t raise_wide_smem_limits() {
-  return raise_smem_limit<WideConfig<kStage, kN>, kN>(wide_kernel_for<kStage, kN>());
-}
-
-template <ExpertGemmStage kStage, int kN>
 cudaError_t raise_smem_limits() {
   cudaError_t const classic = raise_smem_limit<Config<kStage, kN>, kN>(kernel_for<kStage, kN>());
   return classic != cudaSuccess
              ? classic
              : raise_smem_limit<Config<kStage, kN>, kN>(kernel_for<kStage, kN, true>());
+}
+
+// Words from an expert's scales to its tiles' row images (mxfp4_wgmma_row_image at tile 0; the
+// kernel's tiles count 16 rows, the layout's 64).
+int row_images_of(Fp8ExpertGemmArgs const& args) {
+  return static_cast<int>(mxfp4_wgmma_row_image(args.tiles / 4, args.chunks, 0));
 }
 
 // One launch of configuration C's kernel over the tile groups (x: tile groups times passes side
@@ -146,9 +115,9 @@ void launch_config(Kernel kernel, int threads, Fp8ExpertGemmArgs const& args,
           ? pdl_spread_smem_bytes(smem_bytes<C, kN>(), static_cast<int>(grid.x * grid.y),
                                   C::kMinBlocks, spread_sms_of(args))
           : smem_bytes<C, kN>();
-  static_cast<void>(hopper::launch_with_pdl(kernel, grid, dim3(threads), smem, stream,
-                                            args.overlap_previous, args, passes,
-                                            tuning.stream_only ? 1 : 0, x_map));
+  static_cast<void>(hopper::launch_with_pdl(
+      kernel, grid, dim3(threads), smem, stream, args.overlap_previous, args, passes,
+      tuning.stream_only ? 1 : 0, row_images_of(args), x_map));
 }
 
 // A persistent launch (Fp8ExpertGemmArgs::work_counters): one CTA per place the SMs (spread_sms,
@@ -167,9 +136,9 @@ Status launch_persistent(Kernel kernel, int threads, Fp8ExpertGemmArgs const& ar
   std::int64_t const items =
       static_cast<std::int64_t>(items_per_slot<C::kWgs>(args.tiles, passes)) * args.max_active;
   auto const ctas = static_cast<unsigned>(std::min<std::int64_t>(items, *per_sm * sms));
-  static_cast<void>(hopper::launch_with_pdl(kernel, dim3(ctas), dim3(threads), smem_bytes<C, kN>(),
-                                            stream, args.overlap_previous, args, passes,
-                                            tuning.stream_only ? 1 : 0, x_map));
+  static_cast<void>(hopper::launch_with_pdl(
+      kernel, dim3(ctas), dim3(threads), smem_bytes<C, kN>(), stream, args.overlap_previous, args,
+      passes, tuning.stream_only ? 1 : 0, row_images_of(args), x_map));
   return Status();
 }
 
@@ -187,33 +156,18 @@ Status launch(Fp8ExpertGemmArgs const& args, Mxfp4WgmmaTuning const& tuning, int
   return Status();
 }
 
-template <ExpertGemmStage kStage, int kN>
-Status launch_wide(Fp8ExpertGemmArgs const& args, Mxfp4WgmmaTuning const& tuning, int passes,
-                   cudaStream_t stream) {
-  using C = WideConfig<kStage, kN>;
-  GCMOE_ASSIGN_OR_RETURN(auto const x_map, (expert_x_map<kN, true>(args)));
-  launch_config<C, kN>(wide_kernel_for<kStage, kN>(), C::kWgs * 128, args, tuning, passes, x_map,
-                       stream);
-  return Status();
-}
-
 // The pass width and the passes side by side: expert_pass_policy.h, kMxfp4PassBands.
 // tuning.pass_rows (tests, benchmark) forces a configuration.
 template <ExpertGemmStage kStage>
 Status launch_for_rows(Fp8ExpertGemmArgs const& args, Mxfp4WgmmaTuning const& tuning,
                        cudaStream_t stream) {
   // A forced configuration is a policy of one band: the same passes side by side for the hint.
-  PassBand const forced[] = {{INT_MAX, tuning.pass_rows, tuning.wide}};
+  PassBand const forced[] = {{INT_MAX, tuning.pass_rows}};
   ExpertPasses p = tuning.pass_rows > 0
                        ? expert_passes_for(args.rows_per_expert_hint, forced)
                        : expert_passes_for(args.rows_per_expert_hint, kMxfp4PassBands);
   if (tuning.max_passes > 0) {
     p.passes = std::min(p.passes, tuning.max_passes);
-  }
-  // Only a forced configuration is producer-less (tuning.wide).
-  if (p.producer_less) {
-    return p.rows == 32 ? launch_wide<kStage, 32>(args, tuning, p.passes, stream)
-                        : launch_wide<kStage, 64>(args, tuning, p.passes, stream);
   }
   if (p.rows == 8) {
     return launch<kStage, 8>(args, tuning, p.passes, stream);
@@ -255,10 +209,6 @@ Status preload_mxfp4_expert_wgmma() {
   GCMOE_CHECK_CUDA((raise_smem_limits<ExpertGemmStage::kDown, 16>()));
   GCMOE_CHECK_CUDA((raise_smem_limits<ExpertGemmStage::kDown, 32>()));
   GCMOE_CHECK_CUDA((raise_smem_limits<ExpertGemmStage::kDown, 48>()));
-  GCMOE_CHECK_CUDA((raise_wide_smem_limits<ExpertGemmStage::kGateUp, 32>()));
-  GCMOE_CHECK_CUDA((raise_wide_smem_limits<ExpertGemmStage::kGateUp, 64>()));
-  GCMOE_CHECK_CUDA((raise_wide_smem_limits<ExpertGemmStage::kDown, 32>()));
-  GCMOE_CHECK_CUDA((raise_wide_smem_limits<ExpertGemmStage::kDown, 64>()));
   return Status();
 }
 
@@ -274,6 +224,8 @@ Status launch_mxfp4_expert_wgmma(Fp8ExpertGemmArgs const& args, cudaStream_t str
                       "mxfp4 expert wgmma: I and H must be positive multiples of 128");
   GCMOE_CHECK_ARG_MSG(args.rows_per_expert_hint <= kExpertGemmMaxRowsHint,
                       "mxfp4 expert wgmma: bad hint");
+  GCMOE_CHECK_ARG_MSG(mxfp4_wgmma_scale_words(args.tiles / 4, args.chunks) <= INT_MAX,
+                      "mxfp4 expert wgmma: a projection's scales must have fewer than 2^31 words");
   GCMOE_CHECK_ARG_MSG(args.x_rows > 0,
                       "mxfp4 expert wgmma: x_rows must give the rows the x buffer holds (> 0): "
                       "the x rows come by TMA, bounded by it");
@@ -289,17 +241,9 @@ Status launch_mxfp4_expert_wgmma(Fp8ExpertGemmArgs const& args, cudaStream_t str
   // A forced configuration (tests, benchmark) must be one that exists: refused, never ignored.
   GCMOE_CHECK_ARG_MSG(tuning.max_passes >= 0 && tuning.max_passes <= kMaxParallelPasses,
                       "mxfp4 expert wgmma: max_passes must be 0 (no cap) to 8");
-  if (tuning.wide) {
-    GCMOE_CHECK_ARG_MSG(tuning.pass_rows == 32 || tuning.pass_rows == 64,
-                        "mxfp4 expert wgmma: the wide kernel runs 32- or 64-row passes");
-    GCMOE_CHECK_ARG_MSG(args.work_counters == nullptr,
-                        "mxfp4 expert wgmma: the wide kernel has no persistent CTAs "
-                        "(work_counters)");
-  } else {
-    GCMOE_CHECK_ARG_MSG(tuning.pass_rows == 0 || tuning.pass_rows == 8 || tuning.pass_rows == 16 ||
-                            tuning.pass_rows == 32 || tuning.pass_rows == 48,
-                        "mxfp4 expert wgmma: pass_rows must be 0 (the policy), 8, 16, 32 or 48");
-  }
+  GCMOE_CHECK_ARG_MSG(tuning.pass_rows == 0 || tuning.pass_rows == 8 || tuning.pass_rows == 16 ||
+                          tuning.pass_rows == 32 || tuning.pass_rows == 48,
+                      "mxfp4 expert wgmma: pass_rows must be 0 (the policy), 8, 16, 32 or 48");
   GCMOE_CHECK_ARG_MSG(!tuning.stream_only || args.rows_done == nullptr,
                       "mxfp4 expert wgmma: a stream-only launch writes no h, so it releases no "
                       "rows to L2");

@@ -5,12 +5,15 @@
 // images with bulk copies on per-stage mbarriers, consumer warpgroups, SwiGLU with DeepSeek's
 // clamp, routing weight and power-of-two FP8 requantization fused into L1, bf16 y out of L2,
 // readiness counters), but the weights are e2m1 codes with e8m0 scales per 32 K: each consumer
-// thread loads its share of a (tile, chunk) from shared memory with two 16-byte loads, decodes
-// the codes in registers to e4m3 with two masks and two shifts per 8 values (the layout puts each
-// value's bits where e4m3 wants them: the byte is the e2m1 value times 2^-6, exactly) and runs one
-// WGMMA per k-step with A from registers (hopper/wgmma_register_a.cuh) into a fresh accumulator,
-// two in turn, each folded in f32 with its block's factor 2^(b - 121). The layout and the scale
-// handling: kernels/moe/mxfp4_expert_wgmma_layout.h. CPU reference: kernels/moe/expert_ffn_ref.h
+// thread loads its share of a (tile, chunk) from shared memory with two 16-byte loads and decodes
+// the codes in registers to e4m3 by byte permutes through a table of 8 e4m3 magnitudes (version
+// 6): in a windowed tile (checkpoint-like scales) each row's table holds its block's exponent
+// relative to the row's largest, so a chunk's four k-steps chain into one WGMMA accumulator (A
+// from registers, hopper/wgmma_register_a.cuh) folded once per chunk with the tokens' scales, and
+// the row's base multiplies the pass's sum; in a fallback tile (a row's blocks spread over more
+// than 14 exponents) the constant table gives the value times 2^-6 and each k-step runs its own
+// WGMMA, folded in f32 with its block's factor 2^(b - 121). The layout and the scale handling:
+// kernels/moe/mxfp4_expert_wgmma_layout.h. CPU reference: kernels/moe/expert_ffn_ref.h
 // on the dequantized weights.
 //
 // Version 4 (bench/NOTES.md, "MXFP4 expert GEMM", v4): versions 1-3 folded the per-32 ratios
@@ -66,7 +69,10 @@
 // per SM slot takes (expert, tile group, pass) items from a counter, its stage ring carried from
 // item to item. Measured no faster (the weight stream alone, stream-only, within 1% of one CTA
 // per item; one rank of eight T=256 3% slower), so the launches without counters keep one CTA
-// per item (bench/NOTES.md, twenty-seventh session).
+// per item (bench/NOTES.md, twenty-seventh session). Version 6: the windowed layout above (the
+// per-k-step fold, 2 N FFMA per thread and chunk at N columns, only in fallback tiles): SASS per
+// chunk at 48 / 32 / 16 columns 226 / 183 / 142 -> 145 / 135 / 127; version 5's producer-less
+// kernel (forced-only since v5.3) removed (bench/NOTES.md, twenty-eighth session).
 
 #include <cuda_runtime.h>
 
@@ -100,7 +106,7 @@ StatusOr<int> mxfp4_expert_wgmma_pdl_ctas_per_sm(ExpertGemmStage stage, int pass
 // WGMMAs (its rows rounded up to a multiple of 8). Programmatic dependent launch (overlap_previous
 // / allow_overlap_next) as the FP8 version. work_counters: persistent CTAs (kernel with feed warps
 // only; a persistent CTA lets the next kernel launch once it has taken its last item). Not
-// supported (INVALID_ARGUMENT): fixed_expert, work_counters with the producer-less kernel.
+// supported (INVALID_ARGUMENT): fixed_expert.
 Status launch_mxfp4_expert_wgmma(Fp8ExpertGemmArgs const& args, cudaStream_t stream);
 
 // Configurations the tests and the benchmark force. The defaults are what
@@ -111,11 +117,9 @@ struct Mxfp4WgmmaTuning {
   // Benchmark probe only (outputs are not written): the consumers release every stage unread, so
   // the kernel measures its own weight stream without decode or MMA.
   bool stream_only = false;
-  // Tests and the benchmark: a configuration forced instead of the pass policy's (0: the policy).
-  // 8, 16, 32 or 48 rows per pass run the kernel with feed warps; with `wide`, 32 or 64 the
-  // producer-less one (version 5). Passes side by side: ceil(hint / rows), at most 8.
+  // Tests and the benchmark: a configuration forced instead of the pass policy's (0: the policy):
+  // 8, 16, 32 or 48 rows per pass. Passes side by side: ceil(hint / rows), at most 8.
   int pass_rows = 0;
-  bool wide = false;
   // The benchmark: at most this many passes side by side (0: the policy's or the forced
   // configuration's count), to measure one pass per tile group against the policy's.
   int max_passes = 0;

@@ -20,6 +20,7 @@
 #include "kernels/moe/fp8_expert_gemm.h"
 #include "kernels/moe/mxfp4_expert_wgmma_layout.h"
 #include "kernels/moe/mxfp4_register_decode.cuh"
+#include "kernels/moe/mxfp4_window_table.h"
 #include "kernels/moe/pass_width.cuh"
 #include "kernels/moe/stage_ring_cursor.cuh"
 
@@ -33,11 +34,19 @@ using mxfp4_decode::load_shared_16;
 using mxfp4_decode::load_shared_8;
 using mxfp4_decode::read_special;
 using mxfp4_decode::step_scale;
+using mxfp4_decode::window_table_at;
 
 using expert_epilogue::finish_pass;
 
 constexpr int kScaleImageBytes = kMxScaleImageWords * 4;  // 256
-constexpr int kXRowBytes = kMxChunkK;                     // one FP8 x row of a chunk
+// A fallback tile's constant table: the e2m1 values times 2^-6 (version 4's decode), undone by
+// the k-step factors 2^(b - 121).
+__device__ __forceinline__ uint2 fallback_table() {
+  constexpr std::uint32_t kLow = mx_window_table_word(kMxFallbackStep, 0);
+  constexpr std::uint32_t kHigh = mx_window_table_word(kMxFallbackStep, 1);
+  return {kLow, kHigh};
+}
+constexpr int kXRowBytes = kMxChunkK;  // one FP8 x row of a chunk
 static_assert(kXRowBytes == kXMapChunkBytes, "the x tensor map's box is one chunk's rows");
 
 // Work items per active expert slot: its tile groups (kWgs 64-row tiles each; args.tiles counts
@@ -58,6 +67,7 @@ __host__ __device__ constexpr int stage_bytes() {
 // rows per pass; `passes` CTAs of one tile group run side by side over an expert's rows (as
 // fp8_expert_wgmma). A stage's weight images and x rows share one full and one empty barrier
 // (v5.10; version 3's early release of the weight part alone measured 1-2% slower and is gone).
+// row_images: words from an expert's scales to its tiles' row images (version 6).
 // stream_only (benchmark probe): the consumers release every stage unread. The x rows come by one
 // TMA tensor copy per stage through x_map (v5.14: the cp.async path is gone, see the consumers'
 // ring below).
@@ -80,9 +90,10 @@ __host__ __device__ constexpr int stage_bytes() {
 template <ExpertGemmStage kStage, int kWgs, int kN, int kStages, int kMinBlocks, int kFeedWarps,
           bool kPersistent>
 __global__ void __launch_bounds__((kWgs * 4 + kFeedWarps) * 32, kMinBlocks)
-    mxfp4_expert_wgmma_kernel(Fp8ExpertGemmArgs args, int passes, int stream_only,
+    mxfp4_expert_wgmma_kernel(Fp8ExpertGemmArgs args, int passes, int stream_only, int row_images,
                               __grid_constant__ CUtensorMap const x_map) {
   static_assert(kN == 8 || kN == 16 || kN == 32 || kN == 48);
+  static_assert(kWgs * 4 <= kWorkRingReaders, "one ring place per consumer warp");
   static_assert(kStage != ExpertGemmStage::kGateUp || kWgs * 32 == kMxChunkK,
                 "L1 CTAs own one 128-output requantization group");
   constexpr int kStageBytes = stage_bytes<kWgs, kN>();
@@ -102,6 +113,13 @@ __global__ void __launch_bounds__((kWgs * 4 + kFeedWarps) * 32, kMinBlocks)
   std::uint64_t* const empty = barriers + kStages;
   __shared__ unsigned amax[kN];
   __shared__ WorkRing work;
+  // The windowed decode's tables (mxfp4_window_table.h), 8 bytes per window step; 256-aligned, so
+  // that one byte permute puts a row's step byte (8 d) over the base (window_table_at).
+  __shared__ __align__(256) std::uint32_t window_table[2 * kMxWindowSteps];
+  // The warpgroups' tiles' row images (windowed tiles' row factors), per item: each consumer
+  // thread stores its two rows' factors and reads them back after the chunk loop; held in
+  // registers across it they were spilled at the register caps.
+  __shared__ float row_factors[kWgs * kMxTileRows];
   // A classic CTA's one item (blockIdx), found before the barriers as before.
   WorkItem classic;
   if constexpr (!kPersistent) {
@@ -109,7 +127,6 @@ __global__ void __launch_bounds__((kWgs * 4 + kFeedWarps) * 32, kMinBlocks)
       return;
     }
   }
-  int const slot_items = items_per_slot<kWgs>(args.tiles, passes);
   int const chunks = args.chunks;
   int const warp = static_cast<int>(threadIdx.x) / 32;
   int const lane = static_cast<int>(threadIdx.x) % 32;
@@ -133,6 +150,10 @@ __global__ void __launch_bounds__((kWgs * 4 + kFeedWarps) * 32, kMinBlocks)
       }
     }
     ptx::fence_barrier_init();
+  }
+  if (threadIdx.x < 2 * kMxWindowSteps) {
+    window_table[threadIdx.x] =
+        mx_window_table_word(static_cast<int>(threadIdx.x) / 2, static_cast<int>(threadIdx.x) % 2);
   }
   __syncthreads();
 
@@ -218,7 +239,8 @@ __global__ void __launch_bounds__((kWgs * 4 + kFeedWarps) * 32, kMinBlocks)
     };
     if constexpr (kPersistent) {
       // The weights warp takes the tickets and publishes them; the tokens warp reads them.
-      feed_work_items<kN>(args, work, role.weights, lane, slot_items, passes, feed_item);
+      feed_work_items<kN>(args, work, role.weights, lane, items_per_slot<kWgs>(args.tiles, passes),
+                          passes, feed_item);
     } else {
       feed_item(classic);
     }
@@ -230,17 +252,6 @@ __global__ void __launch_bounds__((kWgs * 4 + kFeedWarps) * 32, kMinBlocks)
   if constexpr (Registers::kWarpgroup) {
     ptx::setmaxnreg_inc<Registers::kConsumer>();
   }
-  // With a feed warpgroup the lane is read again past the reallocation: held from the prologue,
-  // ptxas kept it in local memory across the setmaxnreg.
-  int const c_lane = Registers::kWarpgroup ? static_cast<int>(read_special<1>() % 32) : lane;
-  int const wg = warp / 4;
-  int const wslice = warp % 4;
-  int const g = c_lane / 4;
-  int const t = c_lane % 4;
-  int const wg_thread = static_cast<int>(threadIdx.x) % 128;
-  std::uint32_t const my_codes = smem_base + kCodesOffset + wg * kMxCodeImageBytes + wg_thread * 16;
-  std::uint32_t const my_scales =
-      smem_base + kScalesOffset + wg * kScaleImageBytes + (wslice * 8 + g) * 8;
   // full[s] at bars + 8 s, empty[s] at bars + 8 (s + kStages).
   std::uint32_t const bars = ptx::smem_address(&barriers[0]);
   // The x rows' descriptor; a k-step of 32 bytes adds 2 to its address field and a stage
@@ -254,12 +265,54 @@ __global__ void __launch_bounds__((kWgs * 4 + kFeedWarps) * 32, kMinBlocks)
 
   // The stages' full-phase parities.
   PassRingPhases phases;
-  // One item's passes; k: its ticket's place in the work ring (persistent CTAs).
-  auto const consume_item = [&](WorkItem const& item, int k) {
+  // One item's passes.
+  std::uint32_t const table_base = ptx::smem_address(&window_table[0]);
+  auto const consume_item = [&](WorkItem const& item) {
+    // The thread's places from %tid.x. With a feed warpgroup the lane is read again past the
+    // reallocation: held from the prologue, ptxas kept it in local memory across the setmaxnreg. A
+    // persistent CTA reads them all per item (volatile): held across its loop over items they were
+    // spilled at the register caps (version 6).
+    int const me =
+        kPersistent ? static_cast<int>(read_special<1>()) : static_cast<int>(threadIdx.x);
+    int const c_lane = kPersistent             ? me % 32
+                       : Registers::kWarpgroup ? static_cast<int>(read_special<1>() % 32)
+                                               : lane;
+    int const wg = me / 128;
+    int const wslice = me / 32 % 4;
+    int const g = c_lane / 4;
+    int const t = c_lane % 4;
+    std::uint32_t const my_codes =
+        smem_base + kCodesOffset + wg * kMxCodeImageBytes + me % 128 * 16;
+    std::uint32_t const my_scales =
+        smem_base + kScalesOffset + wg * kScaleImageBytes + (wslice * 8 + g) * 8;
     int const row_end = item.slot.row_end;
-    std::int64_t const tile = static_cast<std::int64_t>(item.group) * kWgs + wg;
-    for (int pass = item.first_pass; pass < row_end; pass += passes * kN) {
-      int const rows = min(kN, row_end - pass);
+    int const tile = item.group * kWgs + wg;
+    // The tile's row image (after the expert's scale images: mxfp4_wgmma_row_image): the rows g
+    // and g + 8 factors 2^(R - 133) of a windowed tile, -1 of a fallback one (every row of a tile
+    // has the same kind, so the branch on it is uniform over the warpgroup). row_images is a
+    // parameter: the product of tiles and chunks, hoisted out of a persistent CTA's item loop, was
+    // spilled.
+    float const* const row_image = args.weight_scales + item.slot.expert * args.scale_stride +
+                                   row_images + (tile * kMxScaleImageWords + wslice * 16 + g);
+    float const row_factor_g = __ldg(row_image);
+    float const row_factor_g8 = __ldg(row_image + 8);
+    // Threads t = 0..3 of a row store the same value. The tile's kind is read back from the
+    // thread's own row per pass (windowed_tile): held in a register across the pass loop, the
+    // persistent 48-row L2 spilled it.
+    row_factors[wg * kMxTileRows + wslice * 16 + g] = row_factor_g;
+    row_factors[wg * kMxTileRows + wslice * 16 + g + 8] = row_factor_g8;
+    // A persistent CTA's row end, read again per pass from the ring.
+    auto const item_row_end = [&] {
+      if constexpr (kPersistent) {
+        WorkItem again;
+        read_item(work, ring_place(work), again);
+        return again.slot.row_end;
+      } else {
+        return row_end;
+      }
+    };
+    for (int pass = item.first_pass; pass < item_row_end(); pass += passes * kN) {
+      int const rows = min(kN, item_row_end() - pass);
       float acc[kN / 2];
 #pragma unroll
       for (int i = 0; i < kN / 2; ++i) {
@@ -282,8 +335,9 @@ __global__ void __launch_bounds__((kWgs * 4 + kFeedWarps) * 32, kMinBlocks)
       // pass with fewer rows than kN (an expert's last pass, or an expert with few rows) — the fold
       // is 2 kW FFMA per thread and chunk, the largest part of the 32-row loop (bench/NOTES.md
       // v5.8). The x rows past the width are copied but never read; acc past kW / 2 stays zero.
-      auto const chunk_loop = [&](auto width) {
+      auto const chunk_loop = [&](auto width, auto windowed_tile) {
         constexpr int kW = decltype(width)::value;
+        constexpr bool kWindowed = decltype(windowed_tile)::value;
         // Whether this chunk's stage was seen full by the test issued during the previous chunk
         // (v5.11): the pass's first stage is waited for, each later one tested a chunk ahead, so
         // the test's latency overlaps the folds; only a stage not yet full is waited for here.
@@ -303,21 +357,48 @@ __global__ void __launch_bounds__((kWgs * 4 + kFeedWarps) * 32, kMinBlocks)
           // come by TMA, in the async proxy the WGMMA reads, so no proxy fence (v5.7).
           StageCursor const next = peek_stage(phases, s + 1 == kStages ? 0 : s + 1);
           float chunk_sum[kW / 2];
-          if constexpr (kOneInFlight) {
+          if constexpr (kWindowed) {
+            // Version 6: each k-step decodes through its row's window table (step byte 8 d), so
+            // the four k-steps share the row's exponent base and chain into one accumulator; only
+            // the tokens' scales are folded per chunk. Widths up to 16 hold two fragments in turn
+            // (one WGMMA waited for before its registers are decoded again: the 16-row L1 and the
+            // 8-row L2 spilled with four); wider ones all four.
+            constexpr int kFragments = kW <= 16 ? 2 : 4;
+            std::uint32_t a[kFragments][4];
+#pragma unroll
+            for (int step = 0; step < 4; ++step) {
+              uint2 const table_g = load_shared_8(window_table_at(sw.x, table_base, step));
+              uint2 const table_g8 = load_shared_8(window_table_at(sw.y, table_base, step));
+              std::uint32_t(&fragment)[4] = a[step % kFragments];
+              decode_step(q0, q1, step, table_g, table_g8, fragment);
+              ptx::fence_fragment(fragment);
+              ptx::wgmma_fence();
+              ptx::WgmmaFp8RegA<kW>::run(chunk_sum, fragment, desc_at(b_desc + 2 * step), step > 0);
+              ptx::wgmma_commit();
+              if constexpr (kFragments == 2) {
+                if (step == 1 || step == 2) {
+                  ptx::wgmma_wait<1>();
+                }
+              }
+            }
+            ready = ptx::mbarrier_test_wait(bars + 8 * next.s, next.phase);
+            ptx::wgmma_wait<0>();
+            ptx::fence_accumulators<kW>(chunk_sum);
+          } else if constexpr (kOneInFlight) {
             // One WGMMA in flight: k-step s + 1 is decoded while k-step s runs, then s is folded
             // before s + 1 is issued into the same accumulator. Two accumulators in flight need
             // kW / 2 + 4 more registers, which the 56-register cap of the 16-row L1 (two 576-thread
             // CTAs per SM) could only hold by spilling (bench/NOTES.md, twenty-third session).
             float part[kW / 2];
             std::uint32_t a[2][4];
-            decode_step(q0, q1, 0, a[0]);
+            decode_step(q0, q1, 0, fallback_table(), fallback_table(), a[0]);
             ptx::fence_fragment(a[0]);
             ptx::wgmma_fence();
             ptx::WgmmaFp8RegA<kW>::run(part, a[0], desc_at(b_desc), false);
             ptx::wgmma_commit();
 #pragma unroll
             for (int step = 1; step < 4; ++step) {
-              decode_step(q0, q1, step, a[step % 2]);
+              decode_step(q0, q1, step, fallback_table(), fallback_table(), a[step % 2]);
               ptx::fence_fragment(a[step % 2]);
               ptx::wgmma_wait<0>();
               ptx::fence_accumulators<kW>(part);
@@ -336,9 +417,9 @@ __global__ void __launch_bounds__((kWgs * 4 + kFeedWarps) * 32, kMinBlocks)
             // scale.
             float part[2][kW / 2];
             std::uint32_t a[4][4];
-            decode_step(q0, q1, 0, a[0]);
+            decode_step(q0, q1, 0, fallback_table(), fallback_table(), a[0]);
             ptx::fence_fragment(a[0]);
-            decode_step(q0, q1, 1, a[1]);
+            decode_step(q0, q1, 1, fallback_table(), fallback_table(), a[1]);
             ptx::fence_fragment(a[1]);
             ptx::wgmma_fence();
             ptx::WgmmaFp8RegA<kW>::run(part[0], a[0], desc_at(b_desc), false);
@@ -349,7 +430,7 @@ __global__ void __launch_bounds__((kWgs * 4 + kFeedWarps) * 32, kMinBlocks)
             for (int step = 2; step < 4; ++step) {
               ptx::wgmma_wait<1>();
               ptx::fence_accumulators<kW>(part[step % 2]);
-              decode_step(q0, q1, step, a[step]);
+              decode_step(q0, q1, step, fallback_table(), fallback_table(), a[step]);
               ptx::fence_fragment(a[step]);
               fold_k_step(chunk_sum, part[step % 2], sw, step - 2);
               ptx::wgmma_fence();
@@ -383,36 +464,59 @@ __global__ void __launch_bounds__((kWgs * 4 + kFeedWarps) * 32, kMinBlocks)
           }
         }
       };
-      // The rows rounded up to a multiple of 8, at most kN: the chunk loop at that width.
-      with_pass_width<kN, 8>(rows, chunk_loop);
+      // The rows rounded up to a multiple of 8, at most kN: the chunk loop at that width, of the
+      // tile's kind.
+      // The thread's row g in row_factors, its index read again by a volatile %tid.x.
+      auto const own_row = [] {
+        int const again = static_cast<int>(read_special<1>());
+        return again / 128 * kMxTileRows + again % 128 / 32 * 16 + again % 32 / 4;
+      };
+      bool const windowed = *static_cast<float volatile*>(&row_factors[own_row()]) > 0.0f;
+      with_pass_width<kN, 8>(rows, [&](auto width) {
+        if (windowed) {
+          chunk_loop(width, std::true_type{});
+        } else {
+          chunk_loop(width, std::false_type{});
+        }
+      });
+      {
+        // The rows' exponent bases, once per pass, from shared memory at the thread's rows: a
+        // windowed tile's 2^(R - 133), a fallback tile's -1 taken as 1 (fabsf).
+        int const row = own_row();
+        float const factor_g = fabsf(row_factors[row]);
+        float const factor_g8 = fabsf(row_factors[row + 8]);
+#pragma unroll
+        for (int i = 0; i < kN / 2; ++i) {
+          acc[i] *= i % 4 < 2 ? factor_g : factor_g8;
+        }
+      }
 
       // The thread's index by a volatile %tid.x read after the chunk loop, for the epilogue: from
       // threadIdx.x, ptxas hoisted the output row it derives out of the pass loop and held it
       // across the chunk loop (the 32-row L1's spill before v5.11).
       int const tid = static_cast<int>(read_special<1>());
-      if constexpr (kStage == ExpertGemmStage::kDown) {
-        finish_pass<kStage, kN, kConsumerThreads>(acc, args, pass, rows, tile, 0, amax, tid);
+      // The CTA's tile group (L1: its requantization group) and this warpgroup's tile, re-derived
+      // here (a classic CTA's from the special registers, a persistent one's from its ticket, read
+      // again): held across the main loop, they were spilled at the register caps (56 for 8 rows
+      // per pass, 96 for 32; version 6's 48-row L2 at 96).
+      int cta_group = 0;
+      if constexpr (kPersistent) {
+        WorkItem again;
+        read_item(work, ring_place(work), again);
+        cta_group = again.group;
       } else {
-        // The CTA's requantization group and this warpgroup's tile, re-derived here (a classic
-        // CTA's from the special registers, a persistent one's from its ticket, read again): held
-        // across the main loop, they were spilled at the register caps (56 for 8 rows per pass, 96
-        // for 32).
-        int cta_group = 0;
-        if constexpr (kPersistent) {
-          cta_group = read_ticket(work, k) % slot_items / passes;
-        } else {
-          cta_group = static_cast<int>(read_special<0>()) / passes;
-        }
-        int const l1_tile = cta_group * kWgs + tid / 128;
-        finish_pass<kStage, kN, kConsumerThreads>(acc, args, pass, rows, l1_tile, cta_group, amax,
-                                                  tid);
+        cta_group = static_cast<int>(read_special<0>()) / passes;
       }
+      int const pass_tile = cta_group * kWgs + tid / 128;
+      finish_pass<kStage, kN, kConsumerThreads>(acc, args, pass, rows, pass_tile,
+                                                kStage == ExpertGemmStage::kDown ? 0 : cta_group,
+                                                amax, tid);
     }
   };
   if constexpr (kPersistent) {
-    consume_work_items<kN>(args, work, slot_items, passes, consume_item);
+    consume_work_items(work, consume_item);
   } else {
-    consume_item(classic, 0);
+    consume_item(classic);
   }
 }
 

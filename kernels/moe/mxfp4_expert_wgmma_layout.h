@@ -12,22 +12,33 @@
 // w, row g -> output 32t + 8w + g), so a thread holds gate and up of one output; L2 tiles are 64
 // consecutive down rows. Same as fp8_expert_wgmma_layout.h.
 //
-// Per (tile, chunk), two images (a CTA's group of tiles moves each kind in one bulk copy):
+// Per (tile, chunk), two images (a CTA's group of tiles moves each kind in one bulk copy), and per
+// tile one row image (version 6, "windowed"):
 //  * codes, 4096 bytes: 16-byte units [half h][thread 0..127], unit = k-steps 2h and 2h+1, each two
-//    words: (row g: a0, a2), (row g+8: a1, a3). A word holds 8 e2m1 values (sign s, exponent e1 e0,
-//    mantissa m) placed so that two masks and two shifts give the e4m3 bytes (version 4):
-//      first register  = word & 0x9c9c9c9c                                  (byte p: s e1 e0 m at
-//      second register = (word << 2 & 0x8c8c8c8c) | (word >> 2 & 0x10101010)  bits 7, 4, 3, 2)
-//    so value p of the first register has s, e1, e0, m at bits 8p + 7, 4, 3, 2 and value p of the
-//    second at bits 8p + 5, 6, 1, 0. With s at bit 7 and e1 e0 m at bits 4..2, the e4m3 byte is
-//    exactly the e2m1 value times 2^-6, subnormal 0.5 and zero included (both formats have their
-//    subnormals at exponent field 0): no lookup table, ~5 instructions per 8 values.
-//  * scales, 64 words: [w][g][row g, row g+8] one word per row, bytes s = 0..3 the k-steps' e8m0
-//    bytes plus kMxScaleBias: `(word >> 8s & 0xff) << 23` is the f32 2^(b - 121) = 2^6 * 2^(b -
-//    127) that undoes the decode's 2^-6. The kernel runs one WGMMA per k-step into a fresh
-//    accumulator and folds it with that factor (two accumulators in turn, so the next k-step's MMA
-//    overlaps the fold), so every byte b in 0..kMxMaxScaleByte is exact; larger bytes (weights >=
-//    2^122, beyond what bf16 activations can carry) and 255 (NaN) are rejected at load time.
+//    words: (row g: a0, a2), (row g+8: a1, a3). A word holds 8 e2m1 values (sign s, magnitude
+//    e1 e0 m) placed for a byte-permute decode: the first register's value p has its magnitude in
+//    nibble p (bits 4p + 2..0) and its sign at bit 8p + 7, the second register's value p its
+//    magnitude in nibble 4 + p and its sign at bit 8p + 3, so with a table T of 8 e4m3 bytes
+//      first  = prmt(T, word & 0x77777777)       | (word & 0x80808080)
+//      second = prmt(T, (word & 0x77777777) >> 16) | ((word << 4) & 0x80808080)
+//    (7 instructions per 8 values; version 4's masks and shifts took 4 but needed one WGMMA and
+//    one f32 fold per k-step).
+//  * scales, 64 words: [w][g][row g, row g+8] one word per row, byte s for k-step s. Two kinds of
+//    tile (the row image says which):
+//    - windowed (every tile of a checkpoint-like expert): byte s = 8 d, d = R - b in 0..14, R the
+//      row's largest e8m0 byte over its blocks with any nonzero value (blocks of zeros: d = 0).
+//      The kernel decodes with table d (mxfp4_window_table.h: the e2m1 values times 2^(6 - d),
+//      exact), so one row's four k-steps share one exponent base: the chunk's four WGMMAs chain
+//      into one accumulator, folded once per chunk with the tokens' scales, and the row's
+//      2^(R - 133) multiplies the pass's sum once.
+//    - fallback (a row whose nonzero blocks span more than 14 exponents below R, or R < 7):
+//      byte s = b + kMxScaleBias; the kernel decodes with the constant table kMxFallbackStep (the
+//      value times 2^-6) and folds each k-step's own WGMMA with `(word >> 8s & 0xff) << 23` as f32,
+//      2^(b - 121), so every byte b in 0..kMxMaxScaleByte is exact. Larger bytes (weights >= 2^122,
+//      beyond what bf16 activations can carry) and 255 (NaN) are rejected at load time.
+//  * row image, 64 f32 per tile in row order: windowed 2^(R - 133) (> 0), fallback -1 (the sign
+//    is the tile's kind; the fallback's sums are already scaled). The row images follow all the
+//    scale images in PackedMxfp4Expert::scales (mxfp4_wgmma_row_image).
 
 #include <cstdint>
 #include <span>
@@ -44,10 +55,11 @@ inline constexpr int kMxCodeImageBytes = kMxTileRows * kMxChunkK / 2;  // 4096
 inline constexpr int kMxScaleImageWords = 64;
 inline constexpr int kMxScaleBias = 6;       // stored byte = e8m0 byte + 6 (the decode's 2^-6)
 inline constexpr int kMxMaxScaleByte = 248;  // 248 + 6 = 254, the largest normal f32 exponent
-// Masks of the decode (first register; second register's two parts).
-inline constexpr std::uint32_t kMxFirstMask = 0x9c9c9c9cu;
-inline constexpr std::uint32_t kMxSecondShiftedMask = 0x8c8c8c8cu;   // of word << 2
-inline constexpr std::uint32_t kMxSecondExponentMask = 0x10101010u;  // of word >> 2
+// Masks of the decode: the magnitudes (byte-permute selectors) and the first register's signs.
+inline constexpr std::uint32_t kMxMagnitudeMask = 0x77777777u;
+inline constexpr std::uint32_t kMxSignMask = 0x80808080u;
+// A windowed row's factor 2^(R - 133) stays a normal f32 from R = 7.
+inline constexpr int kMxMinWindowedRowByte = 7;
 
 // One expert's MXFP4 projection as the DeepSeek checkpoint stores it: logical dims [out, in],
 // packed e2m1 [out, in/2] (low nibble = element 2j), e8m0 scales [out, in/32].
@@ -64,17 +76,32 @@ inline constexpr int kMxGateUpGroupTiles = 4;
 inline constexpr int kMxDownGroupTiles = 2;
 
 struct PackedMxfp4Expert {
-  std::int64_t tiles = 0;             // weight rows / 64, a multiple of group_tiles
-  int group_tiles = 1;                // kMxGateUpGroupTiles or kMxDownGroupTiles
-  std::int64_t chunks = 0;            // K / 128
-  std::vector<std::uint8_t> codes;    // images of 4096 bytes, mxfp4_wgmma_image's order
-  std::vector<std::uint32_t> scales;  // images of kMxScaleImageWords words, the same order
+  std::int64_t tiles = 0;           // weight rows / 64, a multiple of group_tiles
+  int group_tiles = 1;              // kMxGateUpGroupTiles or kMxDownGroupTiles
+  std::int64_t chunks = 0;          // K / 128
+  std::vector<std::uint8_t> codes;  // images of 4096 bytes, mxfp4_wgmma_image's order
+  // Images of kMxScaleImageWords words in the same order, then one row image (kMxTileRows f32
+  // bits) per tile: mxfp4_wgmma_row_image.
+  std::vector<std::uint32_t> scales;
+  std::int64_t windowed_tiles = 0;  // tiles whose row image is > 0 (the rest: fallback)
 };
 
 // Index of the image of (tile, chunk): [tile / group][chunk][tile % group].
 constexpr std::int64_t mxfp4_wgmma_image(PackedMxfp4Expert const& p, std::int64_t tile,
                                          std::int64_t chunk) {
   return ((tile / p.group_tiles) * p.chunks + chunk) * p.group_tiles + tile % p.group_tiles;
+}
+
+// Words of a projection's scales: its images, then its tiles' row images.
+constexpr std::int64_t mxfp4_wgmma_scale_words(std::int64_t tiles, std::int64_t chunks) {
+  return (tiles * chunks + tiles) * kMxScaleImageWords;
+}
+
+// Word index of tile `tile`'s row image inside PackedMxfp4Expert::scales (the kernel finds it the
+// same way from its tiles and chunks).
+constexpr std::int64_t mxfp4_wgmma_row_image(std::int64_t tiles, std::int64_t chunks,
+                                             std::int64_t tile) {
+  return (tiles * chunks + tile) * kMxScaleImageWords;
 }
 
 // Word index (0..1023) inside a code image of the word holding row `row` (0..63), k (0..127), and
@@ -94,8 +121,10 @@ constexpr int mxfp4_wgmma_scale_word(int row) {
   return ((row / 16) * 8 + row % 8) * 2 + (row % 16) / 8;
 }
 
-// The scale word of a row's four e8m0 bytes (each <= kMxMaxScaleByte) in one chunk.
+// A fallback tile's scale word of a row's four e8m0 bytes (each <= kMxMaxScaleByte) in one chunk.
 std::uint32_t mxfp4_wgmma_scale_word_of(std::uint8_t const (&bytes)[4]);
+// A windowed tile's scale word of a row's four window steps (each < kMxWindowSteps).
+std::uint32_t mxfp4_wgmma_window_word_of(std::uint8_t const (&steps)[4]);
 
 // L1: gate and up [I, H] each -> I/32 tiles. I % 128 == 0 (a CTA owns 128 outputs, one
 // requantization group), H % 128 == 0, every scale byte <= kMxMaxScaleByte.
@@ -105,9 +134,11 @@ StatusOr<PackedMxfp4Expert> pack_gate_up_mxfp4_wgmma(Mxfp4WeightView const& gate
 // L2: down [H, I] -> H/64 tiles. H % 128 == 0 and I % 128 == 0.
 StatusOr<PackedMxfp4Expert> pack_down_mxfp4_wgmma(Mxfp4WeightView const& down);
 
-// CPU twin of the kernel's register decode: the weight value (decoded e4m3 byte times the f32
-// k-step scale) the kernel multiplies for (row, k) of one (tile, chunk).
+// CPU twin of the kernel's register decode: the weight value the kernel multiplies for (row, k) of
+// one (tile, chunk) — the decoded e4m3 byte times the row factor (windowed) or the f32 k-step
+// factor (fallback). row_image: the tile's kMxTileRows row words.
 float mxfp4_wgmma_kernel_weight(std::span<std::uint8_t const> codes,
-                                std::span<std::uint32_t const> scales, int row, int k);
+                                std::span<std::uint32_t const> scales,
+                                std::span<std::uint32_t const> row_image, int row, int k);
 
 }  // namespace gcmoe::kernels

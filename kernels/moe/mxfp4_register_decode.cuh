@@ -1,14 +1,15 @@
 #pragma once
 // Device helpers of the MXFP4 expert GEMM (kernels/moe/mxfp4_expert_wgmma.cu): the in-register
-// decode of e2m1 code words to e4m3 bytes (layout: kernels/moe/mxfp4_expert_wgmma_layout.h, whose
-// mxfp4_wgmma_kernel_weight is the CPU twin), the k-step scales, and the loop's shared-memory
-// loads.
+// decode of e2m1 code words to e4m3 bytes by table (layout:
+// kernels/moe/mxfp4_expert_wgmma_layout.h, whose mxfp4_wgmma_kernel_weight is the CPU twin), the
+// k-step scales, and the loop's shared-memory loads.
 
 #include <cuda_runtime.h>
 
 #include <cstdint>
 
 #include "kernels/moe/mxfp4_expert_wgmma_layout.h"
+#include "kernels/moe/mxfp4_window_table.h"
 
 namespace gcmoe::kernels::mxfp4_decode {
 
@@ -39,26 +40,44 @@ __device__ __forceinline__ std::uint32_t read_special() {
   return v;
 }
 
-// e4m3 bytes of one code word (layout header): `first` = the register whose bytes sit at bits
-// 7, 4..2 of each byte, `second` = the other four values moved there by two shifts. Each byte is
-// the e2m1 value times 2^-6, exact (zero and the subnormal 0.5 included).
-__device__ __forceinline__ void decode_word(std::uint32_t word, std::uint32_t& first,
-                                            std::uint32_t& second) {
-  first = word & kMxFirstMask;
-  second = ((word << 2) & kMxSecondShiftedMask) | ((word >> 2) & kMxSecondExponentMask);
+// Byte permute (PTX prmt, default mode): byte i of the result is byte (sel >> 4i) & 7 of {b, a}
+// (a: bytes 0..3). The selectors' bit 3 must be clear (it would replicate the sign).
+__device__ __forceinline__ std::uint32_t prmt(std::uint32_t a, std::uint32_t b, std::uint32_t sel) {
+  std::uint32_t d;
+  asm("prmt.b32 %0, %1, %2, %3;" : "=r"(d) : "r"(a), "r"(b), "r"(sel));
+  return d;
 }
 
-// Registers of k-step `step` from the thread's two 16-byte code units.
+// e4m3 bytes of one code word (layout header, version 6) through `table` (8 e4m3 magnitudes,
+// mxfp4_window_table.h): `first` the register whose magnitudes are the word's nibbles 0..3 and
+// signs bits 8p + 7, `second` nibbles 4..7 and bits 8p + 3. Seven instructions.
+__device__ __forceinline__ void decode_word(std::uint32_t word, uint2 table, std::uint32_t& first,
+                                            std::uint32_t& second) {
+  std::uint32_t const magnitude = word & kMxMagnitudeMask;
+  first = prmt(table.x, table.y, magnitude) | (word & kMxSignMask);
+  second = prmt(table.x, table.y, magnitude >> 16) | ((word << 4) & kMxSignMask);
+}
+
+// Registers of k-step `step` from the thread's two 16-byte code units, rows g and g + 8 through
+// their tables.
 __device__ __forceinline__ void decode_step(uint4 const& q0, uint4 const& q1, int step,
-                                            std::uint32_t (&a)[4]) {
+                                            uint2 table_g, uint2 table_g8, std::uint32_t (&a)[4]) {
   std::uint32_t const wg = step == 0 ? q0.x : step == 1 ? q0.z : step == 2 ? q1.x : q1.z;
   std::uint32_t const wg8 = step == 0 ? q0.y : step == 1 ? q0.w : step == 2 ? q1.y : q1.w;
-  decode_word(wg, a[0], a[2]);
-  decode_word(wg8, a[1], a[3]);
+  decode_word(wg, table_g, a[0], a[2]);
+  decode_word(wg8, table_g8, a[1], a[3]);
 }
 
-// The f32 factor 2^(b - 121) of k-step `step` from a row's scale word (stored byte b + 6 at bits
-// 8 step.. 8 step + 7): the byte shifted into the exponent field, one shift and one mask.
+// The shared address of a windowed row's table for k-step `step`: byte `step` of its scale word
+// (8 d) over the table's 256-aligned base, one byte permute.
+__device__ __forceinline__ std::uint32_t window_table_at(std::uint32_t scale_word,
+                                                         std::uint32_t table_base, int step) {
+  return prmt(scale_word, table_base, 0x7650u + static_cast<std::uint32_t>(step));
+}
+
+// A fallback tile's f32 factor 2^(b - 121) of k-step `step` from a row's scale word (stored byte b
+// + 6 at bits 8 step.. 8 step + 7): the byte shifted into the exponent field, one shift and one
+// mask.
 __device__ __forceinline__ float step_scale(std::uint32_t word, int step) {
   std::uint32_t const shifted = step == 3 ? word >> 1 : word << (23 - 8 * step);
   return __uint_as_float(shifted & 0x7f800000u);

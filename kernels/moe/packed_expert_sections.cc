@@ -10,17 +10,20 @@ std::int64_t align_up(std::int64_t v) {
   return (v + kPackedSectionAlign - 1) / kPackedSectionAlign * kPackedSectionAlign;
 }
 
-// L1 and L2 images of `image_bytes` codes and `scale_bytes` scales each.
+// L1 and L2 images of `image_bytes` codes and `scale_bytes` scales each, and `tile_bytes` more
+// scale bytes per 64-row tile (MXFP4's row images).
 PackedExpertSections sections_of(std::int64_t hidden, std::int64_t inter, std::int64_t image_bytes,
-                                 std::int64_t scale_bytes) {
-  std::int64_t const l1_images = (inter / 32) * (hidden / 128);
-  std::int64_t const l2_images = (hidden / 64) * (inter / 128);
+                                 std::int64_t scale_bytes, std::int64_t tile_bytes) {
+  std::int64_t const l1_tiles = inter / 32;
+  std::int64_t const l2_tiles = hidden / 64;
+  std::int64_t const l1_images = l1_tiles * (hidden / 128);
+  std::int64_t const l2_images = l2_tiles * (inter / 128);
   PackedExpertSections s;
   s.l1_codes = 0;
   s.l1_scales = align_up(l1_images * image_bytes);
-  s.l2_codes = s.l1_scales + align_up(l1_images * scale_bytes);
+  s.l2_codes = s.l1_scales + align_up(l1_images * scale_bytes + l1_tiles * tile_bytes);
   s.l2_scales = s.l2_codes + align_up(l2_images * image_bytes);
-  s.stride = s.l2_scales + align_up(l2_images * scale_bytes);
+  s.stride = s.l2_scales + align_up(l2_images * scale_bytes + l2_tiles * tile_bytes);
   return s;
 }
 
@@ -28,11 +31,12 @@ PackedExpertSections sections_of(std::int64_t hidden, std::int64_t inter, std::i
 
 PackedExpertSections fp8_expert_sections(std::int64_t hidden, std::int64_t inter) {
   return sections_of(hidden, inter, kWgmmaChunkBytes,
-                     kWgmmaScalesPerTileChunk * static_cast<std::int64_t>(sizeof(float)));
+                     kWgmmaScalesPerTileChunk * static_cast<std::int64_t>(sizeof(float)), 0);
 }
 
 PackedExpertSections mxfp4_expert_sections(std::int64_t hidden, std::int64_t inter) {
-  return sections_of(hidden, inter, kMxCodeImageBytes, kMxScaleImageWords * 4);
+  return sections_of(hidden, inter, kMxCodeImageBytes, kMxScaleImageWords * 4,
+                     kMxScaleImageWords * 4);
 }
 
 PackedExpertSections packed_expert_sections(ExpertWeightFormat format, std::int64_t hidden,

@@ -33,7 +33,8 @@ enum class ExpertWeightFormat { kFp8Block128, kMxfp4 };
 PackedExpertSections fp8_expert_sections(std::int64_t hidden, std::int64_t inter);
 
 // MXFP4 (mxfp4_expert_wgmma_layout.h): the same images of kMxCodeImageBytes codes, each with
-// kMxScaleImageWords scale words.
+// kMxScaleImageWords scale words, and after a projection's scale images one row image of
+// kMxScaleImageWords words per 64-row tile (PackedMxfp4Expert::scales as a whole).
 PackedExpertSections mxfp4_expert_sections(std::int64_t hidden, std::int64_t inter);
 
 PackedExpertSections packed_expert_sections(ExpertWeightFormat format, std::int64_t hidden,

@@ -46,10 +46,14 @@ Weight make_weight(std::int64_t rows, std::int64_t cols, Scales scales, bool dow
   std::uniform_int_distribution<int> pick(0, 4);
   constexpr int kExtremeOffsets[] = {0, -5, -12, -20, -40};
   for (std::int64_t r = 0; r < rows; ++r) {
-    int const base = scales == Scales::kExtreme && down ? base_down(rng) : base_l1(rng);
+    // kMixed: the row's 64-row tile (L1: 32 outputs, gate and up; L2: 64 down rows) in turn.
+    bool const odd_tile = (down ? r / 64 : r / 32) % 2 == 1;
+    Scales const row_scales =
+        scales == Scales::kMixed ? (odd_tile ? Scales::kExtreme : Scales::kRealistic) : scales;
+    int const base = row_scales == Scales::kExtreme && down ? base_down(rng) : base_l1(rng);
     for (std::int64_t b = 0; b < blocks; ++b) {
       int v = 0;
-      switch (scales) {
+      switch (row_scales) {
         case Scales::kRealistic:
           v = realistic(rng);
           break;
@@ -57,6 +61,7 @@ Weight make_weight(std::int64_t rows, std::int64_t cols, Scales scales, bool dow
           v = base - narrow(rng);
           break;
         case Scales::kExtreme:
+        case Scales::kMixed:
           // The first block of every chunk carries the base: each chunk mixes it with far
           // smaller blocks.
           v = base + (b % 4 == 0 ? 0 : kExtremeOffsets[pick(rng)]);
@@ -82,6 +87,8 @@ char const* scales_name(Scales s) {
       return "narrow-max-spread";
     case Scales::kExtreme:
       return "extreme-mixed";
+    case Scales::kMixed:
+      return "tiles-windowed-and-fallback";
   }
   return "?";
 }
@@ -96,6 +103,8 @@ Errors run_case(Case const& c) {
   std::vector<Expert> experts;
   std::vector<std::uint8_t> l1_codes, l2_codes;
   std::vector<std::uint32_t> l1_scales, l2_scales;
+  std::int64_t windowed_tiles = 0;
+  std::int64_t tiles = 0;
   for (int e = 0; e < c.experts; ++e) {
     Expert ex{make_weight(inter, h, c.scales, false, rng),
               make_weight(inter, h, c.scales, false, rng),
@@ -105,6 +114,8 @@ Errors run_case(Case const& c) {
     auto l2 = pack_down_mxfp4_wgmma({ex.down.q.dims, ex.down.q.packed, ex.down.q.scales});
     REQUIRE(l1.ok());
     REQUIRE(l2.ok());
+    windowed_tiles += l1->windowed_tiles + l2->windowed_tiles;
+    tiles += l1->tiles + l2->tiles;
     l1_codes.insert(l1_codes.end(), l1->codes.begin(), l1->codes.end());
     l1_scales.insert(l1_scales.end(), l1->scales.begin(), l1->scales.end());
     l2_codes.insert(l2_codes.end(), l2->codes.begin(), l2->codes.end());
@@ -224,18 +235,34 @@ Errors run_case(Case const& c) {
     ref_norm += static_cast<double>(v) * v;
   }
   CHECK(ref_norm > 0.0);  // never all-zero data
+  // The tile kinds the scales ask for (mxfp4_expert_wgmma_layout.h): checkpoint-like bytes decode
+  // windowed, spreads beyond the window fall back, the mixed mode has both.
+  switch (c.scales) {
+    case Scales::kRealistic:
+    case Scales::kNarrowMax:
+      CHECK(windowed_tiles == tiles);
+      break;
+    case Scales::kExtreme:
+      CHECK(windowed_tiles == 0);
+      break;
+    case Scales::kMixed:
+      CHECK(windowed_tiles > 0);
+      CHECK(windowed_tiles < tiles);
+      break;
+  }
   std::printf(
       "mxfp4 expert ffn H=%lld I=%lld E=%d T=%d k=%d rows=%lld hint=%d scales=%s "
-      "%s%spass_rows=%d max_passes=%d wide=%d seed=%llu rel_l2_error=%.3e "
+      "%s%spass_rows=%d max_passes=%d windowed_tiles=%lld/%lld seed=%llu rel_l2_error=%.3e "
       "feature_normalized_rel_l2=%.3e worst_row=%lld (rel_l2 %.3e); h: %lld flips, %lld codes and "
       "%lld scales outside, worst deviation %.2e; down from the kernel's h: rel_l2 %.3e, "
       "feature-normalized %.3e\n",
       static_cast<long long>(h), static_cast<long long>(inter), c.experts, c.tokens, c.top_k,
       static_cast<long long>(rows), args.rows_per_expert_hint, scales_name(c.scales),
       c.late_rows ? "late-rows " : "", c.persistent ? "persistent " : "", c.tuning.pass_rows,
-      c.tuning.max_passes, c.tuning.wide ? 1 : 0, static_cast<unsigned long long>(c.seed),
-      errors.rel_l2, errors.feature_normalized, static_cast<long long>(worst_row), worst_row_error,
-      static_cast<long long>(errors.h.flips), static_cast<long long>(errors.h.codes_outside),
+      c.tuning.max_passes, static_cast<long long>(windowed_tiles), static_cast<long long>(tiles),
+      static_cast<unsigned long long>(c.seed), errors.rel_l2, errors.feature_normalized,
+      static_cast<long long>(worst_row), worst_row_error, static_cast<long long>(errors.h.flips),
+      static_cast<long long>(errors.h.codes_outside),
       static_cast<long long>(errors.h.scales_outside), errors.h.worst_deviation, errors.down_rel_l2,
       errors.down_feature_normalized);
   return errors;

@@ -19,6 +19,8 @@ enum class Scales {
   kNarrowMax,  // per row a base, blocks base - 11 .. base
   kExtreme,    // blocks of a chunk base, base - 5, base - 12, base - 20, base - 40 mixed;
                // down rows' bases anywhere in 67..167 (2^-60..2^+40)
+  kMixed,      // the 64-row tiles in turn realistic (windowed) and extreme (fallback): one L1 CTA
+               // (four tiles) runs both decodes side by side
 };
 
 char const* scales_name(Scales s);
@@ -63,14 +65,17 @@ Errors run_case(Case const& c);
 // move an h element across an e4m3 rounding midpoint: one step (6-12%) on that element,
 // legitimately. So h is checked element by element, each code the rounding of its exact value
 // moved by at most kRequantTolerance × (|value| + the group's amax) (tests/support/
-// requant_check.h; 803 cases measured at most 4.8e-5, about 2^-14), and the down GEMM against its
-// reference from the kernel's own h within
-// kBound. 1e-2 (as for FP8) leaves room for the bf16 rounding and catches any real bug (a wrong
-// scale, nibble or fragment gives errors of order 1), also with every output feature normalized
-// by its row's scale. End to end, a flip on a row's largest h element reaches 1.2e-2 over the
-// whole output (3 data sets of 360 at T = 27-45, bench/NOTES.md MXFP4 v5.8): kEndToEndBound only
-// catches gross errors there.
-inline constexpr double kRequantTolerance = 2.5e-4;
+// requant_check.h), and the down GEMM against its reference from the kernel's own h within
+// kBound. Version 6's windowed tiles chain a chunk's four k-steps (128 products) inside the tensor
+// core, as the FP8 kernels do, where version 4's decode (the fallback tiles) chained one (32):
+// deviations up to 3.6e-4 against 4.8e-5 (803 cases, about 2^-14) before, so the tolerance is
+// FP8's (fp8_expert_ffn_case.h), 1e-3, where it was 2.5e-4 (bench/NOTES.md, twenty-ninth
+// session). kBound, 1e-2 (as for FP8), leaves room for the bf16 rounding and catches any real bug
+// (a wrong scale, nibble or fragment gives errors of order 1), also with every output feature
+// normalized by its row's scale. End to end, a flip on a row's largest h element reaches 1.2e-2
+// over the whole output (3 data sets of 360 at T = 27-45, bench/NOTES.md MXFP4 v5.8):
+// kEndToEndBound only catches gross errors there.
+inline constexpr double kRequantTolerance = 1e-3;
 inline constexpr double kBound = 1e-2;
 inline constexpr double kEndToEndBound = 5e-2;
 

@@ -24,7 +24,7 @@ TEST_CASE("mxfp4 expert FFN matches the CPU reference at small shapes") {
   c.experts = 6;
   c.tokens = GENERATE(1, 5, 24);
   c.top_k = 2;
-  c.scales = GENERATE(Scales::kRealistic, Scales::kNarrowMax, Scales::kExtreme);
+  c.scales = GENERATE(Scales::kRealistic, Scales::kNarrowMax, Scales::kExtreme, Scales::kMixed);
   c.seed = 100 + static_cast<std::uint64_t>(c.tokens);
   check(c);
 }
@@ -41,7 +41,7 @@ TEST_CASE("mxfp4 expert FFN: skewed experts take wider passes, side by side") {
   c.experts = 4;
   c.tokens = GENERATE(12, 45, 150);
   c.top_k = 2;
-  c.scales = Scales::kExtreme;
+  c.scales = Scales::kMixed;  // both decodes (windowed and fallback tiles)
   c.tuning.pass_rows = GENERATE(0, 16, 32, 48);
   c.tuning.max_passes = GENERATE(0, 1);
   c.seed = 17 + static_cast<std::uint64_t>(c.tokens);
@@ -62,8 +62,8 @@ TEST_CASE("mxfp4 expert FFN: passes narrower than their width match the referenc
   c.top_k = 2;
   c.tokens = GENERATE(3, 11, 20, 27, 38, 45, 53);
   c.tuning.pass_rows = GENERATE(16, 32, 48);
-  c.tuning.max_passes = 1;  // one CTA per tile group loops over the expert's passes
-  c.scales = Scales::kExtreme;
+  c.tuning.max_passes = 1;    // one CTA per tile group loops over the expert's passes
+  c.scales = Scales::kMixed;  // both decodes (windowed and fallback tiles)
   c.seed = 53 + static_cast<std::uint64_t>(c.tokens);
   check(c);
 }
@@ -137,7 +137,7 @@ TEST_CASE("mxfp4 expert FFN: persistent CTAs take the work items in turn") {
   c.experts = odd_k ? 40 : 300;
   c.tokens = 200;
   c.top_k = 4;
-  c.scales = Scales::kExtreme;
+  c.scales = Scales::kMixed;  // both decodes (windowed and fallback tiles)
   c.rows_hint = GENERATE(8, 16, 45, 0);
   c.persistent = true;
   c.seed = 91 + static_cast<std::uint64_t>(c.rows_hint);
@@ -178,8 +178,7 @@ TEST_CASE("mxfp4 expert FFN waits on the token ring's readiness counters") {
 // L2 launched by PDL acquires each pass's rows from the last of L1's tile groups
 // (ExpertRowsHandshake) instead of waiting for the whole L1 grid, three pairs in a row with h
 // poisoned before each: the policy's 8-, 16- and 32-row passes (T = 5, 20, 45: 32-row passes side
-// by side at 150), the producer-less kernel's 32-row passes, and V4.1's shape (18 L1 tile groups
-// arriving per pass).
+// by side at 150), and V4.1's shape (18 L1 tile groups arriving per pass).
 TEST_CASE("mxfp4 expert FFN: L2 acquires L1's rows through the rows handshake") {
   Case c;
   bool const v41 = GENERATE(false, true);
@@ -190,10 +189,6 @@ TEST_CASE("mxfp4 expert FFN: L2 acquires L1's rows through the rows handshake") 
   c.top_k = 2;
   c.scales = Scales::kRealistic;
   c.order = testing::PairOrder::kByRows;
-  if (!v41 && GENERATE(false, true)) {
-    c.tuning.wide = true;
-    c.tuning.pass_rows = 32;
-  }
   c.seed = 71 + static_cast<std::uint64_t>(c.tokens);
   check(c);
 }
@@ -247,14 +242,12 @@ TEST_CASE("mxfp4 expert wgmma rejects shapes and configurations it cannot run") 
   args.weights = bytes;
   // Forced configurations that do not exist are refused, never ignored.
   Mxfp4WgmmaTuning tuning;
-  tuning.pass_rows = 64;
-  tuning.wide = true;
+  tuning.pass_rows = 48;
   CHECK(launch_mxfp4_expert_wgmma(args, nullptr, tuning).ok());
-  tuning.wide = false;  // 64-row passes only in the producer-less kernel
-  CHECK(launch_mxfp4_expert_wgmma(args, nullptr, tuning).code() == StatusCode::kInvalidArgument);
-  tuning.wide = true;
-  tuning.pass_rows = 16;
-  CHECK(launch_mxfp4_expert_wgmma(args, nullptr, tuning).code() == StatusCode::kInvalidArgument);
+  for (int const bad : {-8, 24, 64}) {
+    tuning.pass_rows = bad;
+    CHECK(launch_mxfp4_expert_wgmma(args, nullptr, tuning).code() == StatusCode::kInvalidArgument);
+  }
   // A cap of passes side by side: 0 (none) to 8.
   Mxfp4WgmmaTuning capped;
   capped.max_passes = 8;
@@ -288,17 +281,12 @@ TEST_CASE("mxfp4 expert wgmma rejects shapes and configurations it cannot run") 
   CHECK(launch_mxfp4_expert_wgmma(down, nullptr).code() == StatusCode::kInvalidArgument);
   down.ready_block_rows = 1;
   CHECK(launch_mxfp4_expert_wgmma(down, nullptr).ok());
-  // Persistent CTAs are the kernel with feed warps' option: the producer-less kernel refuses them.
+  // Persistent CTAs (work_counters) are accepted.
   Fp8ExpertGemmArgs persistent = args;
   persistent.rows_done = nullptr;
   persistent.work_counters = &done;
   persistent.max_active = 0;
   CHECK(launch_mxfp4_expert_wgmma(persistent, nullptr).ok());
-  Mxfp4WgmmaTuning wide;
-  wide.wide = true;
-  wide.pass_rows = 32;
-  CHECK(launch_mxfp4_expert_wgmma(persistent, nullptr, wide).code() ==
-        StatusCode::kInvalidArgument);
 }
 
 }  // namespace

@@ -31,10 +31,6 @@ TEST_CASE(
                {13, 16, 1}, {16, 16, 1}, {17, 16, 1}, {24, 16, 1},  {25, 32, 1},    {32, 32, 1},
                {33, 32, 1}, {44, 32, 1}, {45, 48, 1}, {48, 48, 1},  {49, 48, 1},    {72, 48, 1},
                {73, 48, 2}, {96, 48, 2}, {97, 48, 3}, {384, 48, 8}, {100000, 48, 8}});
-  // The producer-less kernel is forced-only (Mxfp4WgmmaTuning::wide).
-  for (int const hint : {1, 12, 13, 32, 33, 5000}) {
-    CHECK_FALSE(expert_passes_for(hint, kMxfp4PassBands).producer_less);
-  }
 }
 
 TEST_CASE("Expert pass policy, FP8: 8 rows up to 8, 16 up to 32, 64, 96, then 128") {

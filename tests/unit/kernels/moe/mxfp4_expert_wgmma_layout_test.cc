@@ -8,7 +8,9 @@
 #include <string>
 #include <vector>
 
+#include "engine/formats/e4m3.h"
 #include "engine/formats/mxfp4.h"
+#include "kernels/moe/mxfp4_window_table.h"
 #include "tests/support/catch.h"
 
 namespace gcmoe::kernels {
@@ -52,6 +54,35 @@ std::span<std::uint32_t const> scales_of(PackedMxfp4Expert const& p, std::int64_
                                          std::int64_t chunk) {
   return {p.scales.data() + mxfp4_wgmma_image(p, tile, chunk) * kMxScaleImageWords,
           static_cast<std::size_t>(kMxScaleImageWords)};
+}
+std::span<std::uint32_t const> rows_of(PackedMxfp4Expert const& p, std::int64_t tile) {
+  return {p.scales.data() + mxfp4_wgmma_row_image(p.tiles, p.chunks, tile),
+          static_cast<std::size_t>(kMxTileRows)};
+}
+float row_factor(PackedMxfp4Expert const& p, std::int64_t tile, int r) {
+  float f = 0.0f;
+  std::memcpy(&f, &rows_of(p, tile)[static_cast<std::size_t>(r)], sizeof(f));
+  return f;
+}
+
+// The kernel's decode of every (tile, chunk, row, k) against the dequantized weight;
+// dequantized_at(tile, r, k_global) gives the expected value.
+template <typename Expected>
+int count_decode_mismatches(PackedMxfp4Expert const& p, Expected&& dequantized_at) {
+  int mismatches = 0;
+  for (std::int64_t tile = 0; tile < p.tiles; ++tile) {
+    for (std::int64_t chunk = 0; chunk < p.chunks; ++chunk) {
+      for (int r = 0; r < kMxTileRows; ++r) {
+        for (int k = 0; k < kMxChunkK; ++k) {
+          float const want = dequantized_at(tile, r, chunk * kMxChunkK + k);
+          float const got = mxfp4_wgmma_kernel_weight(
+              codes_of(p, tile, chunk), scales_of(p, tile, chunk), rows_of(p, tile), r, k);
+          mismatches += got == want ? 0 : 1;
+        }
+      }
+    }
+  }
+  return mismatches;
 }
 
 std::uint8_t code_at(Weight const& w, std::int64_t row, std::int64_t k) {
@@ -106,6 +137,29 @@ TEST_CASE("MXFP4 scale words: every accepted byte gives its k-step factor 2^(b -
   CHECK(mismatches == 0);
 }
 
+TEST_CASE("MXFP4 window tables: every magnitude at every step is exact e4m3") {
+  constexpr float kMagnitudes[8] = {0.0f, 0.5f, 1.0f, 1.5f, 2.0f, 3.0f, 4.0f, 6.0f};
+  int mismatches = 0;
+  for (int d = 0; d < kMxWindowSteps; ++d) {
+    for (int c = 0; c < 8; ++c) {
+      std::uint32_t const byte = mx_window_e4m3(c, d);
+      CHECK(byte < 0x80u);  // positive: the sign is or-ed in by the decode
+      mismatches +=
+          formats::decode_e4m3(static_cast<std::uint8_t>(byte)) == std::ldexp(kMagnitudes[c], 6 - d)
+              ? 0
+              : 1;
+      std::uint32_t const word = mx_window_table_word(d, c / 4);
+      CHECK(((word >> (8 * (c % 4))) & 0xffu) == byte);
+    }
+  }
+  CHECK(mismatches == 0);
+  // The fallback's table is version 4's decode: the value times 2^-6.
+  CHECK(formats::decode_e4m3(static_cast<std::uint8_t>(mx_window_e4m3(7, kMxFallbackStep))) ==
+        6.0f / 64.0f);
+  CHECK(formats::decode_e4m3(static_cast<std::uint8_t>(mx_window_e4m3(1, kMxFallbackStep))) ==
+        0.5f / 64.0f);
+}
+
 // A CTA's tiles of one chunk are consecutive images (one bulk copy per stage and kind): L1 groups
 // of 4 tiles, L2 of 2, chunks of one group after each other, groups after each other.
 TEST_CASE("MXFP4 images: a tile group's images of one chunk are contiguous") {
@@ -138,17 +192,19 @@ TEST_CASE("MXFP4 images: a tile group's images of one chunk are contiguous") {
 }
 
 TEST_CASE("MXFP4 code slots follow WGMMA's register-A fragment and cover every bit once") {
-  // Row 0, k 0: thread 0, word 0 (k-step 0, row g), first register's byte 0: bits 7, 4, 3, 2.
+  // Row 0, k 0: thread 0, word 0 (k-step 0, row g), first register's byte 0: magnitude in nibble
+  // 0 (e1 e0 m at bits 2, 1, 0), sign at bit 7.
   MxCodeSlot const first = mxfp4_wgmma_code_slot(0, 0);
   CHECK(first.word == 0);
   CHECK_FALSE(first.second);
-  CHECK((first.sign_bit == 7 && first.e1_bit == 4 && first.e0_bit == 3 && first.m_bit == 2));
+  CHECK((first.sign_bit == 7 && first.e1_bit == 2 && first.e0_bit == 1 && first.m_bit == 0));
   // Row 8 (g 0, the a1/a3 word), k 16 + 5 (a3, t 1, byte 1): thread 1, word 1, second register's
-  // byte 1: bits 8 + 5, 6, 1, 0.
+  // byte 1: magnitude in nibble 4 + 1 (bits 22, 21, 20), sign at bit 8 + 3.
   MxCodeSlot const second = mxfp4_wgmma_code_slot(8, 21);
   CHECK(second.word == 1 * 4 + 1);
   CHECK(second.second);
-  CHECK((second.sign_bit == 13 && second.e1_bit == 14 && second.e0_bit == 9 && second.m_bit == 8));
+  CHECK(
+      (second.sign_bit == 11 && second.e1_bit == 22 && second.e0_bit == 21 && second.m_bit == 20));
   // Row 16 * 3 + 2 (warp 3, g 2), k 96 + 14 (k-step 3, t 3, byte 2): half 1, thread 107, word 2.
   MxCodeSlot const s = mxfp4_wgmma_code_slot(50, 110);
   CHECK(s.word == (128 + 107) * 4 + 2);
@@ -198,35 +254,28 @@ TEST_CASE("MXFP4 gate/up packing places codes, signs and scales where the kernel
     CHECK(((word >> slot.e0_bit) & 1) == ((expected >> 1) & 1));
     CHECK(((word >> slot.m_bit) & 1) == (expected & 1));
   }
+  // Bytes 110..118 span 9 exponents: every tile windowed. The gate row's scale word holds 8 d per
+  // k-step, d below the row's largest byte R, and the row image 2^(R - 133).
+  CHECK(packed->windowed_tiles == packed->tiles);
+  std::uint8_t const* const row_bytes = gate.scales.data() + out * 8;
+  int const base = *std::max_element(row_bytes, row_bytes + 8);
   std::uint32_t const scale_word = scales_of(*packed, 2, 1)[mxfp4_wgmma_scale_word(19)];
-  std::uint8_t const* b = gate.scales.data() + out * 8 + 4;
-  CHECK((scale_word & 0xff) == 112u + kMxScaleBias);
+  CHECK((scale_word & 0xff) == static_cast<std::uint32_t>(8 * (base - 112)));
   for (int step = 1; step < 4; ++step) {
     CHECK(((scale_word >> (8 * step)) & 0xff) ==
-          static_cast<std::uint32_t>(b[step] + kMxScaleBias));
+          static_cast<std::uint32_t>(8 * (base - row_bytes[4 + step])));
   }
+  CHECK(row_factor(*packed, 2, 19) == std::ldexp(1.0f, base - 133));
   CHECK(count_slot_mismatches(*packed, [&](std::int64_t tile, int r) {
           return std::pair{r % 16 < 8 ? &gate : &up, tile * 32 + (r / 16) * 8 + r % 8};
         }) == 0);
   // The kernel's decode gives back exactly the dequantized gate and up values everywhere.
   auto const g = gate.dequantized();
   auto const u = up.dequantized();
-  int mismatches = 0;
-  for (std::int64_t tile = 0; tile < packed->tiles; ++tile) {
-    for (std::int64_t chunk = 0; chunk < packed->chunks; ++chunk) {
-      for (int r = 0; r < kMxTileRows; ++r) {
-        std::int64_t const o = tile * 32 + (r / 16) * 8 + r % 8;
-        auto const& src = r % 16 < 8 ? g : u;
-        for (int k = 0; k < kMxChunkK; ++k) {
-          float const want = src[static_cast<std::size_t>(o * hidden + chunk * 128 + k)];
-          float const got = mxfp4_wgmma_kernel_weight(codes_of(*packed, tile, chunk),
-                                                      scales_of(*packed, tile, chunk), r, k);
-          mismatches += got == want ? 0 : 1;
-        }
-      }
-    }
-  }
-  CHECK(mismatches == 0);
+  CHECK(count_decode_mismatches(*packed, [&](std::int64_t tile, int r, std::int64_t k) {
+          std::int64_t const o = tile * 32 + (r / 16) * 8 + r % 8;
+          return (r % 16 < 8 ? g : u)[static_cast<std::size_t>(o * hidden + k)];
+        }) == 0);
 }
 
 TEST_CASE("MXFP4 down packing: extreme and mixed scale bytes stay exact") {
@@ -246,23 +295,62 @@ TEST_CASE("MXFP4 down packing: extreme and mixed scale bytes stay exact") {
             return std::pair{&down, tile * 64 + r};
           }) == 0);
     auto const d = down.dequantized();
-    int mismatches = 0;
-    for (std::int64_t tile = 0; tile < packed->tiles; ++tile) {
-      for (std::int64_t chunk = 0; chunk < packed->chunks; ++chunk) {
-        for (int r = 0; r < kMxTileRows; ++r) {
-          for (int k = 0; k < kMxChunkK; ++k) {
-            float const want =
-                d[static_cast<std::size_t>((tile * 64 + r) * inter + chunk * 128 + k)];
-            float const got = mxfp4_wgmma_kernel_weight(codes_of(*packed, tile, chunk),
-                                                        scales_of(*packed, tile, chunk), r, k);
-            mismatches += got == want ? 0 : 1;
-          }
-        }
-      }
-    }
     INFO("scale bytes " << lo << ".." << hi);
-    CHECK(mismatches == 0);
+    CHECK(count_decode_mismatches(*packed, [&](std::int64_t tile, int r, std::int64_t k) {
+            return d[static_cast<std::size_t>((tile * 64 + r) * inter + k)];
+          }) == 0);
+    // Spreads of at most 14 exponents decode windowed, wider ones and bases below 7 fall back.
+    bool const windowed = hi - lo < kMxWindowSteps && hi >= kMxMinWindowedRowByte;
+    CHECK(packed->windowed_tiles == (windowed ? packed->tiles : 0));
+    for (std::int64_t tile = 0; tile < packed->tiles; ++tile) {
+      CHECK((row_factor(*packed, tile, 5) > 0.0f) == windowed);
+    }
   }
+}
+
+// A row's base is its largest byte over blocks with a nonzero value: a block of zeros with a far
+// larger byte, and a row of zeros, leave the tile windowed; one nonzero block 15 below the base
+// makes the tile fall back.
+TEST_CASE("MXFP4 packing: blocks of zeros do not widen the window; 15 steps fall back") {
+  std::int64_t const hidden = 128;  // two tiles
+  std::int64_t const inter = 256;
+  Weight down = make(hidden, inter, 118, 122, 21);
+  auto zero_block = [&](std::int64_t row, std::int64_t block) {
+    std::fill_n(down.packed.begin() + row * inter / 2 + block * 16, 16, std::uint8_t{0x88});
+  };
+  zero_block(3, 2);  // -0 codes only
+  down.scales[static_cast<std::size_t>(3 * 8 + 2)] = 200;
+  for (std::int64_t block = 0; block < 8; ++block) {
+    zero_block(7, block);
+    down.scales[static_cast<std::size_t>(7 * 8 + block)] = static_cast<std::uint8_t>(block * 30);
+  }
+  auto packed = pack_down_mxfp4_wgmma(down.view());
+  REQUIRE(packed.ok());
+  CHECK(packed->windowed_tiles == 2);
+  auto const d = down.dequantized();
+  auto const expected = [&](std::int64_t tile, int r, std::int64_t k) {
+    return d[static_cast<std::size_t>((tile * 64 + r) * inter + k)];
+  };
+  CHECK(count_decode_mismatches(*packed, expected) == 0);
+  // Row 11: one block 15 below the row's largest (a nonzero block): its tile falls back, exact.
+  for (std::int64_t block = 0; block < 8; ++block) {
+    down.scales[static_cast<std::size_t>(11 * 8 + block)] = 120;
+  }
+  down.scales[static_cast<std::size_t>(11 * 8 + 5)] = 105;
+  down.packed[static_cast<std::size_t>(11 * inter / 2 + 5 * 16)] = 0x11;
+  packed = pack_down_mxfp4_wgmma(down.view());
+  REQUIRE(packed.ok());
+  CHECK(packed->windowed_tiles == 1);
+  CHECK(row_factor(*packed, 0, 0) == -1.0f);
+  auto const d2 = down.dequantized();
+  CHECK(count_decode_mismatches(*packed, [&](std::int64_t tile, int r, std::int64_t k) {
+          return d2[static_cast<std::size_t>((tile * 64 + r) * inter + k)];
+        }) == 0);
+  // 14 below stays windowed.
+  down.scales[static_cast<std::size_t>(11 * 8 + 5)] = 106;
+  packed = pack_down_mxfp4_wgmma(down.view());
+  REQUIRE(packed.ok());
+  CHECK(packed->windowed_tiles == 2);
 }
 
 TEST_CASE("MXFP4 WGMMA packing rejects bad shapes, NaN and too large scales: INVALID_ARGUMENT") {
