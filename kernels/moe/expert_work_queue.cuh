@@ -173,10 +173,19 @@ __device__ __forceinline__ int volatile& ring_place(WorkRing& ring) {
   return *static_cast<int volatile*>(&ring.place[tid / 32]);
 }
 
-// The consumers' walk: consume(item) for each published item. A consumer reads the item again
-// (read_item at ring_place) where it needs it after its main loop: the taker is at most one item
-// ahead of the slowest reader, so slot k holds item k until every consumer is past it. Each lane
-// of a warp writes the same place.
+// A consumer's current item's row end and tile group, read again from its ring slot (published:
+// the consumer waited for it when the item began).
+__device__ __forceinline__ int current_row_end(WorkRing& ring) {
+  return *static_cast<int volatile*>(&ring.row_end[ring_place(ring) % kWorkRing]);
+}
+__device__ __forceinline__ int current_group(WorkRing& ring) {
+  return *static_cast<int volatile*>(&ring.group[ring_place(ring) % kWorkRing]);
+}
+
+// The consumers' walk: consume(item) for each published item. A consumer reads the item's row end
+// and group again (current_row_end, current_group) where it needs them after its main loop: the
+// taker is at most one item ahead of the slowest reader, so slot k holds item k until every
+// consumer is past it. Each lane of a warp writes the same place.
 template <typename Consume>
 __device__ __forceinline__ void consume_work_items(WorkRing& ring, Consume const& consume) {
   ring_place(ring) = 0;

@@ -57,6 +57,12 @@ __host__ __device__ constexpr int items_per_slot(int tiles, int passes) {
   return tiles * 16 / kMxTileRows / kWgs * passes;
 }
 
+// Consumer thread `tid`'s row g (0..7 of its warp's 16) in a CTA's row_factors: warpgroup
+// tid / 128's 64 rows, its warp's 16 from (tid / 32 % 4) * 16; row g + 8 is 8 further.
+__device__ __forceinline__ int row_factor_index(int tid) {
+  return tid / 128 * kMxTileRows + tid % 128 / 32 * 16 + tid % 32 / 4;
+}
+
 template <int kWgs, int kN>
 __host__ __device__ constexpr int stage_bytes() {
   return (kN * kXRowBytes + kWgs * (kMxCodeImageBytes + kScaleImageBytes) + 1023) / 1024 * 1024;
@@ -297,16 +303,14 @@ __global__ void __launch_bounds__((kWgs * 4 + kFeedWarps) * 32, kMinBlocks)
     float const row_factor_g = __ldg(row_image);
     float const row_factor_g8 = __ldg(row_image + 8);
     // Threads t = 0..3 of a row store the same value. The tile's kind is read back from the
-    // thread's own row per pass (windowed_tile): held in a register across the pass loop, the
+    // thread's own row per pass (`windowed`): held in a register across the pass loop, the
     // persistent 48-row L2 spilled it.
-    row_factors[wg * kMxTileRows + wslice * 16 + g] = row_factor_g;
-    row_factors[wg * kMxTileRows + wslice * 16 + g + 8] = row_factor_g8;
+    row_factors[row_factor_index(me)] = row_factor_g;
+    row_factors[row_factor_index(me) + 8] = row_factor_g8;
     // A persistent CTA's row end, read again per pass from the ring.
     auto const item_row_end = [&] {
       if constexpr (kPersistent) {
-        WorkItem again;
-        read_item(work, ring_place(work), again);
-        return again.slot.row_end;
+        return current_row_end(work);
       } else {
         return row_end;
       }
@@ -464,14 +468,11 @@ __global__ void __launch_bounds__((kWgs * 4 + kFeedWarps) * 32, kMinBlocks)
           }
         }
       };
+      // The thread's row g in row_factors, its index read again by a volatile %tid.x.
+      auto const own_row = [] { return row_factor_index(static_cast<int>(read_special<1>())); };
+      bool const windowed = *static_cast<float volatile*>(&row_factors[own_row()]) > 0.0f;
       // The rows rounded up to a multiple of 8, at most kN: the chunk loop at that width, of the
       // tile's kind.
-      // The thread's row g in row_factors, its index read again by a volatile %tid.x.
-      auto const own_row = [] {
-        int const again = static_cast<int>(read_special<1>());
-        return again / 128 * kMxTileRows + again % 128 / 32 * 16 + again % 32 / 4;
-      };
-      bool const windowed = *static_cast<float volatile*>(&row_factors[own_row()]) > 0.0f;
       with_pass_width<kN, 8>(rows, [&](auto width) {
         if (windowed) {
           chunk_loop(width, std::true_type{});
@@ -501,9 +502,7 @@ __global__ void __launch_bounds__((kWgs * 4 + kFeedWarps) * 32, kMinBlocks)
       // per pass, 96 for 32; version 6's 48-row L2 at 96).
       int cta_group = 0;
       if constexpr (kPersistent) {
-        WorkItem again;
-        read_item(work, ring_place(work), again);
-        cta_group = again.group;
+        cta_group = current_group(work);
       } else {
         cta_group = static_cast<int>(read_special<0>()) / passes;
       }
