@@ -218,10 +218,11 @@ Status run(Options const& options) {
       {"benchmark", "mxfp4_expert_ffn"},
       {"kernels",
        {{"mxfp4",
-         "mxfp4_expert_wgmma v6 (e2m1 decoded in registers to e4m3 by byte permutes through a "
+         "mxfp4_expert_wgmma v6.1 (e2m1 decoded in registers to e4m3 by byte permutes through a "
          "table per row and k-step that holds the block's exponent relative to the row's "
          "largest, checkpoint-like scales: every tile windowed; a chunk's four register-A WGMMA "
-         "m64nNk32 chained into one accumulator, folded once with the tokens' scales, the row's "
+         "m64nNk32 chained into one accumulator (above 16 columns all four decoded first, then "
+         "issued back to back), folded once with the tokens' scales, the row's "
          "base once per pass; swap-AB, bulk-copy mbarrier pipeline; a stage's "
          "weight and x parts under one full and one empty barrier, released after the MMA "
          "(v5.10); two feed warps "

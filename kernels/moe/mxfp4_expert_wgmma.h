@@ -72,7 +72,10 @@
 // per item (bench/NOTES.md, twenty-seventh session). Version 6: the windowed layout above (the
 // per-k-step fold, 2 N FFMA per thread and chunk at N columns, only in fallback tiles): SASS per
 // chunk at 48 / 32 / 16 columns 226 / 183 / 142 -> 145 / 135 / 127; version 5's producer-less
-// kernel (forced-only since v5.3) removed (bench/NOTES.md, twenty-eighth session).
+// kernel (forced-only since v5.3) removed (bench/NOTES.md, twenty-eighth session). Version 6.1:
+// at widths above 16 a windowed chunk's four k-steps are decoded first and their WGMMAs issued
+// back to back as one commit group (138 -> 134 SASS per chunk at 48 columns; bench/NOTES.md,
+// thirty-first session).
 
 #include <cuda_runtime.h>
 

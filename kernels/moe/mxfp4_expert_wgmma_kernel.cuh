@@ -366,7 +366,10 @@ __global__ void __launch_bounds__((kWgs * 4 + kFeedWarps) * 32, kMinBlocks)
             // the four k-steps share the row's exponent base and chain into one accumulator; only
             // the tokens' scales are folded per chunk. Widths up to 16 hold two fragments in turn
             // (one WGMMA waited for before its registers are decoded again: the 16-row L1 and the
-            // 8-row L2 spilled with four); wider ones all four.
+            // 8-row L2 spilled with four); wider ones decode all four, then issue the four WGMMAs
+            // back to back as one commit group (v6.1: one warpgroup-wide issue per chunk instead
+            // of four interleaved with the decode, 4 fewer instructions; 0.5-2.6% faster at one
+            // rank of eight T=256-384 on an H100, bench/NOTES.md thirty-first session).
             constexpr int kFragments = kW <= 16 ? 2 : 4;
             std::uint32_t a[kFragments][4];
 #pragma unroll
@@ -376,14 +379,24 @@ __global__ void __launch_bounds__((kWgs * 4 + kFeedWarps) * 32, kMinBlocks)
               std::uint32_t(&fragment)[4] = a[step % kFragments];
               decode_step(q0, q1, step, table_g, table_g8, fragment);
               ptx::fence_fragment(fragment);
-              ptx::wgmma_fence();
-              ptx::WgmmaFp8RegA<kW>::run(chunk_sum, fragment, desc_at(b_desc + 2 * step), step > 0);
-              ptx::wgmma_commit();
               if constexpr (kFragments == 2) {
+                ptx::wgmma_fence();
+                ptx::WgmmaFp8RegA<kW>::run(chunk_sum, fragment, desc_at(b_desc + 2 * step),
+                                           step > 0);
+                ptx::wgmma_commit();
                 if (step == 1 || step == 2) {
                   ptx::wgmma_wait<1>();
                 }
               }
+            }
+            if constexpr (kFragments == 4) {
+              ptx::wgmma_fence();
+#pragma unroll
+              for (int step = 0; step < 4; ++step) {
+                ptx::WgmmaFp8RegA<kW>::run(chunk_sum, a[step], desc_at(b_desc + 2 * step),
+                                           step > 0);
+              }
+              ptx::wgmma_commit();
             }
             ready = ptx::mbarrier_test_wait(bars + 8 * next.s, next.phase);
             ptx::wgmma_wait<0>();
